@@ -1,0 +1,68 @@
+// Participant-list order, vacancies and the decision on creation: spec 2.2 `sorting`, 3.2, 4.3; D10.
+
+export type CreateStatus = 'confirmed' | 'waitlisted' | 'waiting';
+
+export interface SortableApplication {
+  id: string;
+  status: string;
+  sorting: number | null;
+  createdAt: Date;
+}
+
+// D10: confirmed, then waitlisted, then waiting, then the rest.
+const GROUP: Record<string, number> = { confirmed: 0, waitlisted: 1, waiting: 2 };
+const groupOf = (status: string) => GROUP[status] ?? 3;
+
+/**
+ * Returns the applications in participant-list order, renumbered 1..n (D10). Each group keeps its previous
+ * `sorting` order; new ones (sorting null) go to the end of their group by createdAt. Ties fall back to
+ * createdAt and then id so the result is deterministic.
+ */
+export function sortParticipantList<T extends SortableApplication>(applications: readonly T[]): Array<T & { sorting: number }> {
+  const sorted = [...applications].sort((a, b) => {
+    const g = groupOf(a.status) - groupOf(b.status);
+    if (g !== 0) return g;
+    if (a.sorting !== null && b.sorting !== null && a.sorting !== b.sorting) return a.sorting - b.sorting;
+    if (a.sorting === null && b.sorting !== null) return 1;
+    if (a.sorting !== null && b.sorting === null) return -1;
+    const t = a.createdAt.getTime() - b.createdAt.getTime();
+    if (t !== 0) return t;
+    return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
+  });
+  return sorted.map((a, i) => ({ ...a, sorting: i + 1 }));
+}
+
+/** Places left (D10: maxParticipants − confirmed); null when unlimited; never below 0. */
+export function vacancies(maxParticipants: number | null, confirmedCount: number): number | null {
+  if (maxParticipants === null) return null;
+  return Math.max(0, maxParticipants - confirmedCount);
+}
+
+/** `fullyBooked` (spec 2.3): no places left; an unlimited offer is never fully booked. */
+export function fullyBooked(maxParticipants: number | null, confirmedCount: number): boolean {
+  return vacancies(maxParticipants, confirmedCount) === 0;
+}
+
+/**
+ * State of a new (or reused) application (spec 3.2, 4.3): an explicit `status` wins; otherwise first come
+ * first served confirms while places remain (vacancies null = unlimited) and waitlists otherwise; a lot
+ * edition leaves it `waiting` until the allocation.
+ */
+export function decideOnCreate(input: {
+  procedure: 'firstcome' | 'lot';
+  requestedStatus?: CreateStatus | null;
+  vacancies: number | null;
+}): CreateStatus {
+  if (input.requestedStatus) return input.requestedStatus;
+  if (input.procedure === 'lot') return 'waiting';
+  return input.vacancies === null || input.vacancies > 0 ? 'confirmed' : 'waitlisted';
+}
+
+/**
+ * Refill (spec 4.2, D10): the waitlisted applications to confirm, in participant-list order, to fill
+ * the free places. `applications` must already be sorted.
+ */
+export function refillCandidates<T extends { status: string }>(sortedApplications: readonly T[], freePlaces: number | null): T[] {
+  const waitlisted = sortedApplications.filter((a) => a.status === 'waitlisted');
+  return freePlaces === null ? waitlisted : waitlisted.slice(0, Math.max(0, freePlaces));
+}

@@ -1,0 +1,21 @@
+// `payable` of an application (spec 2.2, D10 "Applications", D8).
+
+export interface PayableInput {
+  status: string;
+  /** Decision held back by the lot or `commit: false` (spec 2.2): the fee is not due yet. */
+  heldBack: boolean;
+  /** The fee this participant pays, in cents; null or 0 means free. */
+  fee: number | null;
+  /** Set by `PATCH payable:false` (spec 4.3). */
+  payableSwitchedOff: boolean;
+}
+
+/** D10: true for a confirmed, committed application with a fee above 0 and payable not switched off. */
+export function isPayable(input: PayableInput): boolean {
+  return input.status === 'confirmed' && !input.heldBack && (input.fee ?? 0) > 0 && !input.payableSwitchedOff;
+}
+
+/** D10: `PATCH payable:true` is only valid where the application could be payable (else 422). */
+export function canSwitchPayableOn(input: Omit<PayableInput, 'payableSwitchedOff'>): boolean {
+  return isPayable({ ...input, payableSwitchedOff: false });
+}

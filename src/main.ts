@@ -1,0 +1,71 @@
+import type { Server } from 'node:http';
+import { createApp } from './app.js';
+import { loadConfig, type Role } from './platform/config.js';
+import { rootLogger as log } from './platform/logging/logger.js';
+import { createRateLimiter } from './platform/rate-limit/index.js';
+import { openRuntime } from './platform/runtime.js';
+import { migrateAll, syncTenants } from './platform/tenancy/operations.js';
+import { startWorkers } from './platform/jobs/workers.js';
+import { seedDemoIfEmpty } from './demo/seed.js';
+
+// `npm start [-- --role api|worker|all]` (D1): migrate first, apply tenants/*.json, then serve and/or work.
+function roleFromArgs(argv: string[]): Role {
+  const i = argv.indexOf('--role');
+  const value = i >= 0 ? argv[i + 1] : argv.find((a) => a.startsWith('--role='))?.slice(7);
+  if (value === undefined) return 'all';
+  if (value === 'api' || value === 'worker' || value === 'all') return value;
+  console.error(`unknown role "${value}": use --role api|worker|all`);
+  process.exit(2);
+}
+
+async function main() {
+  const started = Date.now();
+  const role = roleFromArgs(process.argv.slice(2));
+  const config = loadConfig();
+  if (!config.redisUrl) log.warn('REDIS_URL not set: rate limits are kept in this process only');
+  const runtime = await openRuntime(config, log);
+  const { failed } = await migrateAll(runtime.orm, (e) => {
+    if (e.error) log.error({ tenant: e.slug, err: e.error }, 'tenant migration failed');
+    else if (e.applied.length) log.info({ tenant: e.slug, applied: e.applied }, 'tenant migrated');
+  });
+  if (failed.length) log.error({ failed }, 'some tenants could not be migrated; they are not served until fixed');
+  const synced = await syncTenants(runtime.orm, config.tenantsDir);
+  if (synced.some((t) => t.slug === 'demo')) await seedDemoIfEmpty(runtime.orm, 'demo', log);
+
+  let server: Server | undefined;
+  const stops: (() => Promise<void>)[] = [];
+  if (role === 'api' || role === 'all') {
+    const rateLimiter = createRateLimiter({ redisUrl: config.redisUrl, log: { warn: (m, f) => log.warn(f ?? {}, m), info: (m, f) => log.info(f ?? {}, m) } });
+    stops.push(() => rateLimiter.close());
+    const app = createApp({ orm: runtime.orm, registry: runtime.registry, rateLimiter, log, trustProxy: config.trustProxy });
+    server = app.listen(config.port, () => {
+      log.info({ port: config.port, role, ms: Date.now() - started }, `listening on http://localhost:${config.port}/api`);
+    });
+    server.requestTimeout = 30_000;
+    server.headersTimeout = 10_000;
+  }
+  if (role === 'worker' || role === 'all') {
+    const workers = await startWorkers(runtime.orm, config, log, { schedule: true });
+    stops.push(() => workers.stop());
+  }
+
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'shutting down');
+    const force = setTimeout(() => process.exit(1), 15_000).unref();
+    if (server) await new Promise<void>((resolve) => server!.close(() => resolve()));
+    for (const stop of stops.reverse()) await stop().catch((err) => log.error({ err }, 'stop failed'));
+    await runtime.close();
+    clearTimeout(force);
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+}
+
+main().catch((err) => {
+  log.fatal({ err }, 'start failed');
+  process.exit(1);
+});

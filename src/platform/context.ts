@@ -1,0 +1,23 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Logger } from './logging/logger.js';
+import type { Actor } from './auth/tokens.js';
+import type { Tenant } from './tenancy/tenant.js';
+import type { Executor } from './db/sql.js';
+
+export type { Actor };
+
+/**
+ * What every use case receives first (style rule 4): the tenant resolved once at the edge, an entity
+ * manager bound to the tenant's schema, the caller, and a logger. Jobs and the CLI build the same shape.
+ */
+export type ServiceContext = {
+  tenant: Tenant;
+  em: EntityManager;
+  actor: Actor | null;
+  log: Logger;
+};
+
+/** The SQL executor for projections: the current transaction's, or the pool's. */
+export function dbOf(em: EntityManager): Executor {
+  return (em.getTransactionContext() ?? em.getConnection().getClient()) as Executor;
+}

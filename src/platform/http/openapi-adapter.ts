@@ -1,0 +1,54 @@
+import type { Request, Response } from 'express';
+import { createOpenApiExpressMiddleware } from 'trpc-to-openapi';
+import type { AnyRouter } from '@trpc/server';
+import type { Logger } from '../logging/logger.js';
+import { problemFromError } from './errors.js';
+import { PROBLEM_CONTENT_TYPE, type ProblemBody } from './problem.js';
+import type { Meta, TrpcContext } from './trpc.js';
+
+// The thin layer around trpc-to-openapi (stack notes): success statuses from each procedure's meta,
+// every error rendered as problem+json without the adapter's extra `message`/`code`/`issues`, and a 204
+// without a body. The express request carries the tenant-bound context built by the app.
+type HpRequest = Request & { hp?: { buildContext: () => TrpcContext; problem?: { body: ProblemBody; headers: Record<string, string> } } };
+
+export function openApiHandler(router: AnyRouter, log: Logger) {
+  const statusByPath = new Map<string, number>();
+  for (const [path, proc] of Object.entries(router._def.procedures as Record<string, { _def: { meta?: Meta } }>)) {
+    const s = proc._def.meta?.successStatus;
+    if (s) statusByPath.set(path, s);
+  }
+
+  const handler = createOpenApiExpressMiddleware({
+    router,
+    createContext: ({ req }: { req: HpRequest }) => req.hp!.buildContext(),
+    responseMeta: ({ paths, errors }: { paths?: string[]; errors: unknown[] }) => {
+      if (errors.length > 0) return {};
+      const status = paths?.[0] ? statusByPath.get(paths[0]) : undefined;
+      return status ? { status } : {};
+    },
+    onError: ({ error, req }: { error: unknown; req: HpRequest }) => {
+      req.hp!.problem = problemFromError(error, req.method, log, (req as { id?: string }).id);
+    },
+    maxBodySize: 1024 * 1024,
+  } as never);
+
+  return (req: HpRequest, res: Response) => {
+    const end = res.end.bind(res) as (...args: unknown[]) => Response;
+    (res as { end: unknown }).end = (...args: unknown[]) => {
+      const problem = req.hp?.problem;
+      if (problem) {
+        res.statusCode = problem.body.status;
+        res.setHeader('Content-Type', PROBLEM_CONTENT_TYPE);
+        if (String(res.getHeader('Cache-Control') ?? '').startsWith('public')) res.setHeader('Cache-Control', 'no-store');
+        for (const [k, v] of Object.entries(problem.headers)) res.setHeader(k, v);
+        return end(JSON.stringify(problem.body));
+      }
+      if (res.statusCode === 204) {
+        res.removeHeader('Content-Type');
+        return end();
+      }
+      return end(...args);
+    };
+    return handler(req, res);
+  };
+}

@@ -1,0 +1,47 @@
+import { initTRPC } from '@trpc/server';
+import type { OpenApiMeta } from 'trpc-to-openapi';
+import type { ServiceContext } from '../context.js';
+import { forbidden, unauthorized } from './problem.js';
+
+// Who may call a procedure is declared in its meta and enforced here, once (spec 5, D3):
+// - `public`: anonymous callers while the tenant's publicAccess is on; any valid token (legacy too).
+// - `read`: a read, read-write token; legacy tokens only see the public offer endpoints.
+// - `write`: a read-write token.
+// `roles` narrows further; organisers are then limited to their own records by the services.
+export type Access = 'public' | 'read' | 'write';
+export type ActorRole = 'admin' | 'organiser';
+
+export type Meta = OpenApiMeta & {
+  access: Access;
+  roles?: ActorRole[];
+  /** 201, 202 or 204 where the spec's table of writes says so (spec 1.11). */
+  successStatus?: 200 | 201 | 202 | 204;
+};
+
+export type TrpcContext = ServiceContext & { requestId: string };
+
+const t = initTRPC.context<TrpcContext>().meta<Meta>().create();
+
+const enforceAccess = t.middleware(({ ctx, meta, next }) => {
+  const access = meta?.access ?? 'read';
+  const actor = ctx.actor;
+  if (!actor) {
+    if (access !== 'public') throw unauthorized('This endpoint needs an access token (Authorization: Bearer <token>).');
+    if (!ctx.tenant.settings.publicAccess) throw unauthorized('Public access is switched off; send an access token.');
+    return next();
+  }
+  if (access !== 'public' && actor.access === 'legacy') {
+    throw forbidden('This token has the scope api:offer:read and may only read offers.');
+  }
+  if (access === 'write' && actor.access !== 'read-write') {
+    throw forbidden('This token is read-only and may not change anything.');
+  }
+  if (meta?.roles && !meta.roles.includes(actor.role)) {
+    throw forbidden(`This action needs the role ${meta.roles.map((r) => `ROLE_${r.toUpperCase()}`).join(' or ')}.`);
+  }
+  return next();
+});
+
+export const router = t.router;
+export const procedure = t.procedure.use(enforceAccess);
+export const createCallerFactory = t.createCallerFactory;

@@ -1,0 +1,10 @@
+export {
+  createRateLimiter,
+  DEFAULT_ANONYMOUS,
+  DEFAULT_TOKEN_BUCKET,
+  type RateLimitDecision,
+  type RateLimiter,
+  type RateLimiterOptions,
+  type RateLimitLog,
+} from './rate-limiter.js';
+export { MemoryTokenBucket, stepBucket, tokenBucketLua, type TokenBucketPolicy } from './token-bucket.js';

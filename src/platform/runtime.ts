@@ -1,0 +1,35 @@
+import type { Config } from './config.js';
+import { createOrm, executorOf, type Orm } from './db/orm.js';
+import { startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded.js';
+import type { Logger } from './logging/logger.js';
+import { TenantRegistry } from './tenancy/registry.js';
+
+// Opens what every process role needs: the database (embedded when DATABASE_URL is unset) and the registry.
+export type Runtime = {
+  orm: Orm;
+  registry: TenantRegistry;
+  embedded?: EmbeddedDatabase;
+  close: () => Promise<void>;
+};
+
+export async function openRuntime(config: Config, log: Logger): Promise<Runtime> {
+  let url = config.databaseUrl;
+  let embedded: EmbeddedDatabase | undefined;
+  if (!url) {
+    const started = Date.now();
+    embedded = await startEmbeddedPostgres({ dataDir: config.dataDir });
+    url = embedded.url;
+    log.info({ ms: Date.now() - started, dir: `${config.dataDir}/pg` }, 'DATABASE_URL not set: started the embedded PostgreSQL');
+  }
+  const orm = await createOrm(url);
+  const registry = new TenantRegistry(executorOf(orm));
+  return {
+    orm,
+    registry,
+    embedded,
+    close: async () => {
+      await orm.close();
+      await embedded?.stop();
+    },
+  };
+}

@@ -1,0 +1,35 @@
+import type { NextFunction, Request, Response } from 'express';
+import { notFound } from '../http/problem.js';
+import type { TenantRegistry } from './registry.js';
+import { normaliseHostHeader, pathBelowBase, type Tenant } from './tenant.js';
+
+// The one place that reads the Host header (D1): host (port removed, lower-cased; X-Forwarded-Host only
+// behind a trusted proxy) -> tenant and base path. Unknown hosts and paths outside the base path are 404.
+// Below this middleware the request's URL is relative to the base path.
+export type TenantMatch = { tenant: Tenant; basePath: string; host: string };
+
+export function tenantOf(req: Request): TenantMatch {
+  const match = (req as { tenantMatch?: TenantMatch }).tenantMatch;
+  if (!match) throw new Error('tenant not resolved for this request');
+  return match;
+}
+
+export function resolveTenant(registry: TenantRegistry, opts: { trustProxy: boolean }) {
+  return async (req: Request, _res: Response, next: NextFunction) => {
+    try {
+      const forwarded = opts.trustProxy ? req.headers['x-forwarded-host'] : undefined;
+      const host = normaliseHostHeader(typeof forwarded === 'string' && forwarded ? forwarded : req.headers.host);
+      const match = host ? await registry.resolveHost(host) : null;
+      if (!match) return next(notFound('No holiday programme is served at this host.'));
+      const q = req.url.indexOf('?');
+      const path = q < 0 ? req.url : req.url.slice(0, q);
+      const below = pathBelowBase(match.basePath, path);
+      if (below === null) return next(notFound(`This host serves the API below ${match.basePath}.`));
+      req.url = below + (q < 0 ? '' : req.url.slice(q));
+      (req as { tenantMatch?: TenantMatch }).tenantMatch = { ...match, host: host! };
+      next();
+    } catch (err) {
+      next(err);
+    }
+  };
+}

@@ -1,0 +1,108 @@
+import type { Executor } from '../db/sql.js';
+import { sql } from '../db/sql.js';
+import { settingsWithDefaults, type TenantSettings } from './settings.js';
+import { schemaNameFor, type Tenant, type TenantHost } from './tenant.js';
+
+// D1: the tenant registry in the control schema is the source of truth at run time. Each process keeps a
+// snapshot for at most REFRESH_MS, so a tenant or setting changed by another process is served within
+// seconds (D10: 5 s) without a restart.
+const REFRESH_MS = 2000;
+
+type Snapshot = { tenants: Map<string, Tenant>; byHost: Map<string, { tenant: Tenant; basePath: string }> };
+
+export class TenantRegistry {
+  private snapshot: Snapshot | null = null;
+  private loadedAt = 0;
+  private loading: Promise<Snapshot> | null = null;
+
+  constructor(private readonly db: Executor, private readonly refreshMs = REFRESH_MS) {}
+
+  async resolveHost(host: string): Promise<{ tenant: Tenant; basePath: string } | null> {
+    return (await this.current()).byHost.get(host) ?? null;
+  }
+
+  async get(slug: string): Promise<Tenant | null> {
+    return (await this.current()).tenants.get(slug) ?? null;
+  }
+
+  async list(): Promise<Tenant[]> {
+    return [...(await this.current()).tenants.values()];
+  }
+
+  invalidate(): void {
+    this.loadedAt = 0;
+  }
+
+  private async current(): Promise<Snapshot> {
+    if (this.snapshot && Date.now() - this.loadedAt < this.refreshMs) return this.snapshot;
+    // One load at a time; concurrent requests share it.
+    this.loading ??= this.load().finally(() => (this.loading = null));
+    const snap = await this.loading;
+    return snap;
+  }
+
+  private async load(): Promise<Snapshot> {
+    const tenants = await loadTenants(this.db);
+    const snap: Snapshot = { tenants: new Map(), byHost: new Map() };
+    for (const t of tenants) {
+      snap.tenants.set(t.slug, t);
+      for (const h of t.hosts) snap.byHost.set(h.host, { tenant: t, basePath: h.basePath });
+    }
+    this.snapshot = snap;
+    this.loadedAt = Date.now();
+    return snap;
+  }
+}
+
+export async function loadTenants(db: Executor): Promise<Tenant[]> {
+  const rows = await sql<{ slug: string; name: string; schema_name: string; settings: unknown; hosts: TenantHost[] | null }>`
+    select t.slug, t.name, t.schema_name, t.settings,
+      (select json_agg(json_build_object('host', h.host, 'basePath', h.base_path) order by h.position, h.host)
+         from control.tenant_hosts h where h.tenant_slug = t.slug) as hosts
+    from control.tenants t order by t.slug`.execute(db);
+  return rows.rows.map((r) => ({
+    slug: r.slug,
+    name: r.name,
+    schema: r.schema_name,
+    hosts: r.hosts ?? [],
+    settings: settingsWithDefaults(r.settings),
+  }));
+}
+
+/** Registers or updates a tenant's row and hosts. Returns whether anything changed. */
+export async function upsertTenant(
+  db: Executor,
+  input: { slug: string; name: string; hosts: TenantHost[]; settings?: Partial<TenantSettings> },
+): Promise<void> {
+  const schema = schemaNameFor(input.slug);
+  await db.transaction().execute(async (tx) => {
+    await sql`
+      insert into control.tenants (slug, name, schema_name, settings)
+      values (${input.slug}, ${input.name}, ${schema}, ${JSON.stringify(input.settings ?? {})}::jsonb)
+      on conflict (slug) do update set name = excluded.name,
+        settings = control.tenants.settings || excluded.settings, updated_at = now()`.execute(tx);
+    for (const [i, h] of input.hosts.entries()) {
+      const owner = await sql<{ tenant_slug: string }>`
+        select tenant_slug from control.tenant_hosts where host = ${h.host}`.execute(tx);
+      if (owner.rows[0] && owner.rows[0].tenant_slug !== input.slug) {
+        throw new Error(`host "${h.host}" already belongs to tenant "${owner.rows[0].tenant_slug}"`);
+      }
+      await sql`
+        insert into control.tenant_hosts (host, tenant_slug, base_path, position)
+        values (${h.host}, ${input.slug}, ${h.basePath}, ${i})
+        on conflict (host) do update set base_path = excluded.base_path, position = excluded.position`.execute(tx);
+    }
+  });
+}
+
+export async function setTenantSettings(db: Executor, slug: string, settings: Partial<TenantSettings>): Promise<boolean> {
+  const res = await sql`
+    update control.tenants set settings = settings || ${JSON.stringify(settings)}::jsonb, updated_at = now()
+    where slug = ${slug}`.execute(db);
+  return Number(res.numAffectedRows ?? 0) > 0;
+}
+
+export async function deleteTenantRow(db: Executor, slug: string): Promise<boolean> {
+  const res = await sql`delete from control.tenants where slug = ${slug}`.execute(db);
+  return Number(res.numAffectedRows ?? 0) > 0;
+}
