@@ -1,0 +1,174 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { inject } from 'vitest';
+import { createApp } from '../../src/app.js';
+import { insertToken, type TokenAccess, type TokenRole } from '../../src/platform/auth/tokens.js';
+import type { ServiceContext } from '../../src/platform/context.js';
+import { createOrm, executorOf, type Orm } from '../../src/platform/db/orm.js';
+import { createLogger } from '../../src/platform/logging/logger.js';
+import { createRateLimiter, type RateLimiter } from '../../src/platform/rate-limit/index.js';
+import { addTenant } from '../../src/platform/tenancy/operations.js';
+import { TenantRegistry } from '../../src/platform/tenancy/registry.js';
+import type { TenantSettings } from '../../src/platform/tenancy/settings.js';
+import type { Tenant } from '../../src/platform/tenancy/tenant.js';
+
+// The integration harness: the real express stack on a random port, the real database of this run,
+// a fresh tenant (own schema, own host) per call of `tenant()`, tokens, and an HTTP client that sends a
+// chosen Host header.
+export type TestResponse<T = any> = { status: number; headers: http.IncomingHttpHeaders; body: T; text: string };
+
+export type RequestOptions = {
+  token?: string | null;
+  body?: unknown;
+  rawBody?: string | Buffer;
+  headers?: Record<string, string>;
+  host?: string;
+};
+
+export type TokenOptions = { role?: TokenRole; access?: TokenAccess; organiserIds?: string[]; expiresAt?: Date | null; name?: string };
+
+export type TestTenant = {
+  slug: string;
+  host: string;
+  basePath: string;
+  tenant: Tenant;
+  /** A read-write admin token, made once. */
+  adminToken: string;
+  token(opts?: TokenOptions): Promise<string>;
+  request<T = any>(method: string, path: string, opts?: RequestOptions): Promise<TestResponse<T>>;
+  get<T = any>(path: string, opts?: RequestOptions): Promise<TestResponse<T>>;
+  post<T = any>(path: string, body?: unknown, opts?: RequestOptions): Promise<TestResponse<T>>;
+  patch<T = any>(path: string, body?: unknown, opts?: RequestOptions): Promise<TestResponse<T>>;
+  del<T = any>(path: string, opts?: RequestOptions): Promise<TestResponse<T>>;
+  /** A service context for calling use cases directly. */
+  context(): ServiceContext;
+};
+
+export type Harness = {
+  orm: Orm;
+  registry: TenantRegistry;
+  port: number;
+  tenant(opts?: { basePath?: string; settings?: Partial<TenantSettings>; name?: string }): Promise<TestTenant>;
+  /** A raw request, for hosts that are no tenant's. */
+  request<T = any>(method: string, path: string, opts?: RequestOptions): Promise<TestResponse<T>>;
+  close(): Promise<void>;
+};
+
+const silent = createLogger('silent');
+let counter = 0;
+
+export function generousRateLimiter(): RateLimiter {
+  return createRateLimiter({
+    log: { warn: () => {}, info: () => {} },
+    tokenBucket: { capacity: 1_000_000, refillPerMinute: 1_000_000 },
+    anonymous: { points: 1_000_000, durationSeconds: 3600 },
+  });
+}
+
+export async function startHarness(opts: { rateLimiter?: RateLimiter; trustProxy?: boolean } = {}): Promise<Harness> {
+  const orm = await createOrm(inject('databaseUrl'), { poolMax: 8 });
+  const registry = new TenantRegistry(executorOf(orm), 0);
+  const rateLimiter = opts.rateLimiter ?? generousRateLimiter();
+  const app = createApp({ orm, registry, rateLimiter, log: silent, trustProxy: opts.trustProxy ?? false });
+  const server = http.createServer(app);
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  const port = (server.address() as AddressInfo).port;
+  const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
+
+  const request = <T>(method: string, path: string, o: RequestOptions = {}): Promise<TestResponse<T>> =>
+    new Promise((resolve, reject) => {
+      const headers: Record<string, string> = { ...(o.headers ?? {}) };
+      if (o.host) headers.host = o.host;
+      if (o.token) headers.authorization = `Bearer ${o.token}`;
+      let payload: string | Buffer | undefined = o.rawBody;
+      if (o.body !== undefined) {
+        payload = JSON.stringify(o.body);
+        headers['content-type'] ??= 'application/json';
+      }
+      if (payload !== undefined) headers['content-length'] = String(Buffer.byteLength(payload));
+      const req = http.request({ host: '127.0.0.1', port, method, path, headers, agent }, (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c) => chunks.push(c));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          let body: any;
+          try {
+            body = text ? JSON.parse(text) : undefined;
+          } catch {
+            body = undefined;
+          }
+          resolve({ status: res.statusCode ?? 0, headers: res.headers, body, text });
+        });
+      });
+      req.on('error', reject);
+      if (payload !== undefined) req.write(payload);
+      req.end();
+    });
+
+  const tenant = async (o: { basePath?: string; settings?: Partial<TenantSettings>; name?: string } = {}): Promise<TestTenant> => {
+    const slug = `t${process.pid.toString(36)}${(++counter).toString(36)}${Math.random().toString(36).slice(2, 6)}`;
+    const host = `${slug}.test`;
+    const basePath = o.basePath ?? '/api';
+    const t = await addTenant(orm, { slug, name: o.name ?? `Test ${slug}`, hosts: [{ host, basePath }], settings: o.settings });
+    const db = executorOf(orm);
+    const token = async (to: TokenOptions = {}) =>
+      (await insertToken(db, t.schema, {
+        name: to.name ?? 'Test token',
+        role: to.role ?? 'admin',
+        access: to.access ?? 'read-write',
+        ownerKind: 'person',
+        organiserIds: to.organiserIds ?? [],
+        expiresAt: to.expiresAt ?? null,
+      })).token;
+    const adminToken = await token();
+    const prefix = basePath === '/' ? '' : basePath;
+    const req = <T>(method: string, path: string, ro: RequestOptions = {}) =>
+      request<T>(method, prefix + path, { host, ...ro, token: ro.token === undefined ? adminToken : ro.token });
+    return {
+      slug,
+      host,
+      basePath,
+      tenant: t,
+      adminToken,
+      token,
+      request: req,
+      get: (p, ro) => req('GET', p, ro),
+      post: (p, body, ro) => req('POST', p, { body, ...ro }),
+      patch: (p, body, ro) => req('PATCH', p, { body, ...ro }),
+      del: (p, ro) => req('DELETE', p, ro),
+      context: () => ({ tenant: t, em: orm.em.fork({ schema: t.schema }), actor: null, log: silent }),
+    };
+  };
+
+  return {
+    orm,
+    registry,
+    port,
+    tenant,
+    request,
+    close: async () => {
+      agent.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+      await rateLimiter.close();
+      await orm.close();
+    },
+  };
+}
+
+/** Asserts the problem+json shape of spec 7 and returns the body. */
+export function expectProblem(res: TestResponse, status: number): { type: string; title: string; status: number; detail: string; violations?: { propertyPath: string; message: string; code: string }[] } {
+  const ct = String(res.headers['content-type'] ?? '');
+  if (res.status !== status || !ct.startsWith('application/problem+json')) {
+    throw new Error(`expected a ${status} problem, got ${res.status} ${ct}: ${res.text.slice(0, 500)}`);
+  }
+  const b = res.body;
+  if (typeof b?.type !== 'string' || typeof b?.title !== 'string' || b?.status !== status || typeof b?.detail !== 'string' || !b.detail) {
+    throw new Error(`not a problem body: ${res.text.slice(0, 500)}`);
+  }
+  if (status !== 422 || !b.violations) {
+    if (b.type !== `/errors/${status}`) throw new Error(`type should be /errors/${status}: ${b.type}`);
+  } else if (b.type !== `/validation_errors/${b.violations[0].code}`) {
+    throw new Error(`type should name the first violation's code: ${b.type}`);
+  }
+  return b;
+}
