@@ -23,17 +23,33 @@ async function main() {
   const role = roleFromArgs(process.argv.slice(2));
   const config = loadConfig();
   if (!config.redisUrl) log.warn('REDIS_URL not set: rate limits are kept in this process only');
+  let server: Server | undefined;
+  const stops: (() => Promise<void>)[] = [];
+  // Handlers first: a SIGTERM during start-up still closes what was opened.
+  let stopping = false;
+  const shutdown = async (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'shutting down');
+    const force = setTimeout(() => process.exit(1), 15_000).unref();
+    if (server) await new Promise<void>((resolve) => server!.close(() => resolve()));
+    for (const stop of stops.reverse()) await stop().catch((err) => log.error({ err }, 'stop failed'));
+    clearTimeout(force);
+    process.exit(0);
+  };
+  process.on('SIGTERM', () => void shutdown('SIGTERM'));
+  process.on('SIGINT', () => void shutdown('SIGINT'));
+
   const runtime = await openRuntime(config, log);
+  stops.push(() => runtime.close());
   const { failed } = await migrateAll(runtime.orm, (e) => {
     if (e.error) log.error({ tenant: e.slug, err: e.error }, 'tenant migration failed');
     else if (e.applied.length) log.info({ tenant: e.slug, applied: e.applied }, 'tenant migrated');
   });
-  if (failed.length) log.error({ failed }, 'some tenants could not be migrated; they are not served until fixed');
+  if (failed.length) log.error({ failed }, 'some tenant schemas could not be migrated; run `cli migrate` after fixing the cause');
   const synced = await syncTenants(runtime.orm, config.tenantsDir);
   if (synced.some((t) => t.slug === 'demo')) await seedDemoIfEmpty(runtime.orm, 'demo', log);
 
-  let server: Server | undefined;
-  const stops: (() => Promise<void>)[] = [];
   if (role === 'api' || role === 'all') {
     const rateLimiter = createRateLimiter({ redisUrl: config.redisUrl, log: { warn: (m, f) => log.warn(f ?? {}, m), info: (m, f) => log.info(f ?? {}, m) } });
     stops.push(() => rateLimiter.close());
@@ -49,20 +65,6 @@ async function main() {
     stops.push(() => workers.stop());
   }
 
-  let stopping = false;
-  const shutdown = async (signal: string) => {
-    if (stopping) return;
-    stopping = true;
-    log.info({ signal }, 'shutting down');
-    const force = setTimeout(() => process.exit(1), 15_000).unref();
-    if (server) await new Promise<void>((resolve) => server!.close(() => resolve()));
-    for (const stop of stops.reverse()) await stop().catch((err) => log.error({ err }, 'stop failed'));
-    await runtime.close();
-    clearTimeout(force);
-    process.exit(0);
-  };
-  process.on('SIGTERM', () => void shutdown('SIGTERM'));
-  process.on('SIGINT', () => void shutdown('SIGINT'));
 }
 
 main().catch((err) => {

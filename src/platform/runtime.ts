@@ -1,6 +1,6 @@
 import type { Config } from './config.js';
 import { createOrm, executorOf, type Orm } from './db/orm.js';
-import { startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded.js';
+import type { EmbeddedDatabase } from './db/embedded.js';
 import type { Logger } from './logging/logger.js';
 import { TenantRegistry } from './tenancy/registry.js';
 
@@ -17,6 +17,8 @@ export async function openRuntime(config: Config, log: Logger): Promise<Runtime>
   let embedded: EmbeddedDatabase | undefined;
   if (!url) {
     const started = Date.now();
+    // Loaded only when needed: the package installs its own exit hooks.
+    const { startEmbeddedPostgres } = await import('./db/embedded.js');
     embedded = await startEmbeddedPostgres({ dataDir: config.dataDir });
     url = embedded.url;
     log.info({ ms: Date.now() - started, dir: `${config.dataDir}/pg` }, 'DATABASE_URL not set: started the embedded PostgreSQL');

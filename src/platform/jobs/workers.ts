@@ -14,7 +14,14 @@ export type Workers = { boss: PgBoss; stop: () => Promise<void> };
 export async function startWorkers(orm: Orm, config: Config, log: Logger, opts: { schedule: boolean }): Promise<Workers> {
   const connectionString = String(orm.config.get('clientUrl'));
   const boss = new PgBoss({ connectionString, schema: 'pgboss', max: 4 });
-  boss.on('error', (err) => log.error({ err }, 'job queue error'));
+  // On SIGTERM the database may go away (embedded) before the queue has stopped; that is no error.
+  let stopping = false;
+  const markStopping = () => (stopping = true);
+  process.once('SIGTERM', markStopping);
+  process.once('SIGINT', markStopping);
+  boss.on('error', (err) => {
+    if (!stopping) log.error({ err }, 'job queue error');
+  });
   await boss.start();
   for (const name of Object.values(QUEUES)) await boss.createQueue(name);
 
@@ -38,6 +45,9 @@ export async function startWorkers(orm: Orm, config: Config, log: Logger, opts: 
   return {
     boss,
     stop: async () => {
+      stopping = true;
+      process.off('SIGTERM', markStopping);
+      process.off('SIGINT', markStopping);
       await boss.stop({ graceful: true, timeout: 10_000 } as never);
       mailer.close();
     },
