@@ -71,6 +71,8 @@ export function createApp(deps: AppDeps) {
 
   const handle = openApiHandler(router, log);
   app.use((req: Request, res: Response) => {
+    // HEAD is a GET without a body: node's response already knows not to send one.
+    if (req.method === 'HEAD') req.method = 'GET';
     const { tenant } = tenantOf(req);
     const actor = actorOf(req);
     (req as unknown as { hp: { buildContext: () => TrpcContext } }).hp = {
@@ -90,7 +92,8 @@ export function createApp(deps: AppDeps) {
     if (res.headersSent) return res.end();
     res.status(body.status);
     for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
-    if (!actorOf(req)) res.setHeader('Cache-Control', 'no-store');
+    // Spec 1.10: a response to a token is private, also an error raised before `cacheControl` ran (429).
+    res.setHeader('Cache-Control', actorOf(req) ? 'private, no-store' : 'no-store');
     res.setHeader('Content-Type', PROBLEM_CONTENT_TYPE);
     res.end(JSON.stringify(body));
   });
@@ -98,7 +101,10 @@ export function createApp(deps: AppDeps) {
 }
 
 function securityHeaders(req: Request, res: Response, next: NextFunction) {
-  res.setHeader('X-Request-Id', /^[A-Za-z0-9-]{8,64}$/.test(String(req.headers['x-request-id'] ?? '')) ? String(req.headers['x-request-id']) : randomUUID());
+  const sent = String(req.headers['x-request-id'] ?? '');
+  const requestId = /^[A-Za-z0-9-]{8,64}$/.test(sent) ? sent : randomUUID();
+  (req as { id?: string }).id = requestId;
+  res.setHeader('X-Request-Id', requestId);
   res.setHeader('X-Content-Type-Options', 'nosniff');
   res.setHeader('X-Frame-Options', 'DENY');
   res.setHeader('Referrer-Policy', 'no-referrer');

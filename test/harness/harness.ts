@@ -1,10 +1,12 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { inject } from 'vitest';
+import type { AnyRouter } from '@trpc/server';
 import { createApp } from '../../src/app.js';
 import { insertToken, type TokenAccess, type TokenRole } from '../../src/platform/auth/tokens.js';
 import type { ServiceContext } from '../../src/platform/context.js';
 import { createOrm, executorOf, type Orm } from '../../src/platform/db/orm.js';
+import type { Executor } from '../../src/platform/db/sql.js';
 import { createLogger } from '../../src/platform/logging/logger.js';
 import { createRateLimiter, type RateLimiter } from '../../src/platform/rate-limit/index.js';
 import { addTenant } from '../../src/platform/tenancy/operations.js';
@@ -65,11 +67,20 @@ export function generousRateLimiter(): RateLimiter {
   });
 }
 
-export async function startHarness(opts: { rateLimiter?: RateLimiter; trustProxy?: boolean } = {}): Promise<Harness> {
+export type HarnessOptions = {
+  rateLimiter?: RateLimiter;
+  trustProxy?: boolean;
+  /** A router other than the app's (test-only procedures); default the app's own. */
+  router?: AnyRouter;
+  /** Builds the app's tenant registry; default one that reloads on every request (refresh 0). */
+  registry?: (db: Executor) => TenantRegistry;
+};
+
+export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> {
   const orm = await createOrm(inject('databaseUrl'), { poolMax: 8 });
-  const registry = new TenantRegistry(executorOf(orm), 0);
+  const registry = opts.registry ? opts.registry(executorOf(orm)) : new TenantRegistry(executorOf(orm), 0);
   const rateLimiter = opts.rateLimiter ?? generousRateLimiter();
-  const app = createApp({ orm, registry, rateLimiter, log: silent, trustProxy: opts.trustProxy ?? false });
+  const app = createApp({ orm, registry, rateLimiter, log: silent, trustProxy: opts.trustProxy ?? false, router: opts.router });
   const server = http.createServer(app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
   const port = (server.address() as AddressInfo).port;

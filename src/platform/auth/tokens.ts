@@ -55,8 +55,9 @@ export async function verifyToken(db: Executor, schema: string, token: string, n
   if (!parts) return null;
   const res = await sql<{
     uuid: string; name: string; role: TokenRole; access: TokenAccess; owner_kind: 'person' | 'service';
-    organiser_ids: string[] | string; secret_hash: Buffer; expires_at: string | null; revoked_at: string | null;
-  }>`select uuid, name, role, access, owner_kind, organiser_ids, secret_hash, expires_at, revoked_at
+    organiser_ids: string[] | string; secret_hash: Buffer; expired: boolean; revoked_at: string | null;
+  }>`select uuid, name, role, access, owner_kind, organiser_ids, secret_hash, revoked_at,
+       (expires_at is not null and expires_at <= ${now}::timestamptz) as expired
      from ${qualified(schema, 'api_tokens')} where uuid = ${parts.uuid}`.execute(db);
   const row = res.rows[0];
   const presented = hashSecret(parts.secret);
@@ -65,7 +66,8 @@ export async function verifyToken(db: Executor, schema: string, token: string, n
   const matches = stored.length === presented.length && timingSafeEqual(stored, presented);
   if (!row || !matches) return null;
   if (row.revoked_at) return null;
-  if (row.expires_at && new Date(row.expires_at.replace(' ', 'T')) <= now) return null;
+  // Compared in SQL: timestamptz comes back as PostgreSQL text (`…+00`), which `new Date` cannot read.
+  if (row.expired) return null;
   return {
     tokenId: row.uuid,
     name: row.name,

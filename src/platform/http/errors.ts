@@ -1,7 +1,7 @@
 import { TRPCError } from '@trpc/server';
 import { z } from 'zod';
 import type { Logger } from '../logging/logger.js';
-import { internalProblem, invalid, Problem, renderProblem, type ProblemBody } from './problem.js';
+import { internalProblem, invalid, Problem, renderProblem, violation, type ProblemBody } from './problem.js';
 import { propertyPath, violationsFromZod } from './validation.js';
 
 // Every failure, wherever it is raised (tRPC procedure, input parsing, express middleware), becomes one
@@ -17,7 +17,9 @@ export function problemFromError(err: unknown, method: string, log: Logger, requ
   if (cause instanceof Problem) {
     return { body: renderProblem(cause), headers: cause.headers ?? {} };
   }
-  if (cause instanceof z.ZodError) return fromZod(cause, method);
+  // Only input validation is the client's fault (tRPC: BAD_REQUEST); a procedure's output failing its own
+  // schema, or a ZodError thrown inside a service, is a server error (500, not a 400/422 naming internals).
+  if (cause instanceof z.ZodError && (!(err instanceof TRPCError) || err.code === 'BAD_REQUEST')) return fromZod(cause, method);
 
   if (err instanceof TRPCError) {
     switch (err.code) {
@@ -35,6 +37,8 @@ export function problemFromError(err: unknown, method: string, log: Logger, requ
         break;
     }
   }
+  const unique = uniqueViolation(cause);
+  if (unique) return { body: renderProblem(invalid([violation(unique, 'This value is already used.', 'unique')])), headers: {} };
   const e = err as { type?: string; status?: number };
   if (e?.type === 'entity.too.large' || e?.status === 413) return plain(413, 'The request body is too large.');
   if (e?.type === 'entity.parse.failed') return plain(400, 'The request body is not valid JSON.');
@@ -58,4 +62,22 @@ function fromZod(error: z.ZodError, method: string): RenderedProblem {
   }
   const p = invalid(violationsFromZod(error.issues));
   return { body: renderProblem(p), headers: {} };
+}
+
+/**
+ * Two requests racing for one unique value both pass the service's check; the database refuses the second
+ * (23505). Its constraint `<table>_<column>_key` (or a unique index `<table>_<column>_unique`) names the
+ * field, answered as the same 422 the service's own check gives.
+ */
+function uniqueViolation(err: unknown): string | null {
+  let e = err as { code?: string; constraint?: string; cause?: unknown } | undefined;
+  for (let i = 0; i < 3 && e; i++) {
+    if (e.code === '23505' && typeof e.constraint === 'string') {
+      const m = /^[a-z_]+?_([a-z]+(?:_[a-z]+)*)_(?:key|unique)$/.exec(e.constraint);
+      const column = m ? m[1].split('_').slice(-1)[0] : null;
+      return column ? column.replace(/_([a-z])/g, (_, c: string) => c.toUpperCase()) : null;
+    }
+    e = e.cause as typeof e;
+  }
+  return null;
 }

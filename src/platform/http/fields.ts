@@ -80,7 +80,8 @@ export const query = {
       .optional()
       .transform((v, ctx) => {
         if (v === undefined) return undefined;
-        const d = parseDateFilter(v);
+        // An offset's `+` sent unencoded arrives as a space (form decoding); a space is never valid there.
+        const d = parseDateFilter(v.replace(/ (\d{2}(?::?\d{2})?)$/, '+$1'));
         if (!d) {
           customIssue(ctx, `"${v.slice(0, 40)}" is not a valid date or timestamp.`, 'date');
           return z.NEVER;

@@ -11,7 +11,39 @@ import type { Meta, TrpcContext } from './trpc.js';
 // without a body. The express request carries the tenant-bound context built by the app.
 type HpRequest = Request & { hp?: { buildContext: () => TrpcContext; problem?: { body: ProblemBody; headers: Record<string, string> } } };
 
+/**
+ * trpc-to-openapi sets zod's `coerce` flag on every number and boolean of an input object, bodies included,
+ * so `"false"` would become true and `"5"` a number. Bodies must keep JSON's types (422 otherwise) and
+ * query values are read as strings by our own fields, so the flag is pinned off once, at start.
+ */
+function pinCoercionOff(schema: unknown, seen = new Set<unknown>()): void {
+  const def = (schema as { _zod?: { def?: Record<string, any> } })?._zod?.def;
+  if (!def || seen.has(def)) return;
+  seen.add(def);
+  switch (def.type) {
+    case 'number': case 'boolean': case 'bigint': case 'date':
+      if (!Object.getOwnPropertyDescriptor(def, 'coerce')?.get) {
+        Object.defineProperty(def, 'coerce', { get: () => false, set: () => {}, configurable: false });
+      }
+      return;
+    case 'object':
+      for (const s of Object.values(def.shape ?? {})) pinCoercionOff(s, seen);
+      return;
+    case 'array': return pinCoercionOff(def.element, seen);
+    case 'pipe': pinCoercionOff(def.in, seen); return pinCoercionOff(def.out, seen);
+    case 'union': for (const o of def.options ?? []) pinCoercionOff(o, seen); return;
+    case 'intersection': pinCoercionOff(def.left, seen); return pinCoercionOff(def.right, seen);
+    case 'record': return pinCoercionOff(def.valueType, seen);
+    case 'tuple': for (const i of def.items ?? []) pinCoercionOff(i, seen); return;
+    default:
+      if (def.innerType) pinCoercionOff(def.innerType, seen);
+  }
+}
+
 export function openApiHandler(router: AnyRouter, log: Logger) {
+  for (const proc of Object.values(router._def.procedures as Record<string, { _def: { inputs?: unknown[] } }>)) {
+    for (const input of proc._def.inputs ?? []) pinCoercionOff(input);
+  }
   const statusByPath = new Map<string, number>();
   for (const [path, proc] of Object.entries(router._def.procedures as Record<string, { _def: { meta?: Meta } }>)) {
     const s = proc._def.meta?.successStatus;
