@@ -1,5 +1,8 @@
 import { Migration20261121000000Registry } from './control/Migration20261121000000Registry.js';
 import { Migration20261121000100Platform } from './tenant/Migration20261121000100Platform.js';
+import { Migration20261121001000Editions } from './tenant/Migration20261121001000Editions.js';
+import { Migration20261121002000Offers } from './tenant/Migration20261121002000Offers.js';
+import { Migration20261121003000Families } from './tenant/Migration20261121003000Families.js';
 
 // Explicit, ordered lists (no globbing at run time). Add new migrations at the end of their list.
 export const controlMigrations = [
@@ -8,4 +11,7 @@ export const controlMigrations = [
 
 export const tenantMigrations = [
   { name: 'Migration20261121000100Platform', class: Migration20261121000100Platform },
+  { name: 'Migration20261121001000Editions', class: Migration20261121001000Editions },
+  { name: 'Migration20261121002000Offers', class: Migration20261121002000Offers },
+  { name: 'Migration20261121003000Families', class: Migration20261121003000Families },
 ];

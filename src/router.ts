@@ -1,9 +1,19 @@
 import { router } from './platform/http/trpc.js';
 import { categoriesRouter } from './resources/categories/router.js';
+import { organisersRouter } from './resources/organisers/router.js';
+import { editionsRouter } from './resources/editions/router.js';
+import { offersRouter } from './resources/offers/router.js';
+import { accountsRouter } from './resources/accounts/router.js';
+import { participantsRouter } from './resources/participants/router.js';
 
 // Every resource's procedures; the REST paths live in each procedure's meta.
 export const appRouter = router({
   categories: categoriesRouter,
+  organisers: organisersRouter,
+  editions: editionsRouter,
+  offers: offersRouter,
+  accounts: accountsRouter,
+  participants: participantsRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -1,0 +1,172 @@
+import { UniqueConstraintViolationException } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { ServiceContext } from '../../platform/context.js';
+import { dbOf } from '../../platform/context.js';
+import { GERMAN, likePattern } from '../../platform/db/search.js';
+import { qualified, sql, type Executor, type RawBuilder } from '../../platform/db/sql.js';
+import { formatTimestamp } from '../../platform/http/dates.js';
+import { pageOf } from '../../platform/http/fields.js';
+import { newUuid, parseId } from '../../platform/http/ids.js';
+import { assertPatchNotEmpty, wasSent } from '../../platform/http/patch.js';
+import { invalid, notFound, violation } from '../../platform/http/problem.js';
+import { fullNameSql, participantNameSql } from '../participants/names.js';
+import { Account } from './entity.js';
+import {
+  ACCOUNT_OPTIONAL_FIELDS,
+  type AccountOut, type CreateAccountInput, type ListAccountsInput, type UpdateAccountInput,
+} from './schema.js';
+
+// Family accounts (D6): reads are projections (one query per page, the children's references included as a
+// json_agg subquery), writes go through the entity. The e-mail address is the account's alias (spec 1.5).
+type Row = {
+  uuid: string; email: string; firstname: string | null; lastname: string | null; name: string | null;
+  phone: string | null; street: string | null; zip: string | null; city: string | null;
+  participants: { uuid: string; name: string | null }[];
+  created_at: Date | string; modified_at: Date | string;
+};
+
+/** Nulls stay in; the `response()` wrapper omits them (spec 1.6). */
+function toOut(r: Row): AccountOut {
+  return {
+    uuid: r.uuid, email: r.email,
+    firstname: r.firstname ?? undefined, lastname: r.lastname ?? undefined, name: r.name ?? undefined,
+    phone: r.phone ?? undefined, street: r.street ?? undefined, zip: r.zip ?? undefined, city: r.city ?? undefined,
+    participants: r.participants.map((p) => ({ uuid: p.uuid, name: p.name ?? undefined })),
+    createdAt: formatTimestamp(r.created_at)!, modifiedAt: formatTimestamp(r.modified_at)!,
+  };
+}
+
+function projection(ctx: ServiceContext, where: RawBuilder<unknown>, limit: number, offset: number) {
+  const accounts = qualified(ctx.tenant.schema, 'accounts');
+  const participants = qualified(ctx.tenant.schema, 'participants');
+  return sql<Row>`
+    select a.uuid, a.email, a.firstname, a.lastname, ${fullNameSql('a')} as name,
+      a.phone, a.street, a.zip, a.city,
+      coalesce((
+        select json_agg(json_build_object('uuid', p.uuid, 'name', ${participantNameSql('p')})
+                        order by p.lastname ${GERMAN}, p.firstname ${GERMAN}, p.uuid)
+        from ${participants} p where p.account_uuid = a.uuid
+      ), '[]'::json) as participants,
+      a.created_at, a.modified_at
+    from ${accounts} a
+    where ${where}
+    order by a.lastname ${GERMAN}, a.firstname ${GERMAN}, a.uuid
+    limit ${limit} offset ${offset}`;
+}
+
+export async function listAccounts(ctx: ServiceContext, input: ListAccountsInput): Promise<AccountOut[]> {
+  const { limit, offset } = pageOf(input);
+  const conds: RawBuilder<unknown>[] = [sql`true`];
+  if (input.q) {
+    // D10: accounts are searched by name and e-mail.
+    const q = likePattern(input.q);
+    conds.push(sql`(${fullNameSql('a')} ilike ${q} or a.email ilike ${q})`);
+  }
+  if (input.modifiedSince) conds.push(sql`a.modified_at >= ${input.modifiedSince.instant}`);
+  const res = await projection(ctx, sql.join(conds, sql` and `), limit, offset).execute(dbOf(ctx.em));
+  return res.rows.map(toOut);
+}
+
+async function readAccount(ctx: ServiceContext, uuid: string): Promise<AccountOut | null> {
+  const res = await projection(ctx, sql`a.uuid = ${uuid}::uuid`, 1, 0).execute(dbOf(ctx.em));
+  return res.rows[0] ? toOut(res.rows[0]) : null;
+}
+
+const notFoundProblem = (uuid: string) => notFound(`No account with the identifier ${uuid} exists.`);
+
+export async function getAccount(ctx: ServiceContext, uuid: string): Promise<AccountOut> {
+  const out = await readAccount(ctx, uuid);
+  if (!out) throw notFoundProblem(uuid);
+  return out;
+}
+
+/**
+ * An account named in a filter or a body (spec 1.5): its UUID, the base58 form, or its e-mail address
+ * (ignoring case). Returns the account's UUID, or null when nothing matches. For other resources' filters
+ * (null → `[]`) and bodies (null → 422 with `detail` only). Pass `db` inside a transaction.
+ */
+export async function resolveAccountRef(ctx: ServiceContext, value: string, db: Executor = dbOf(ctx.em)): Promise<string | null> {
+  const v = value.trim();
+  if (!v || v.length > 254) return null;
+  const accounts = qualified(ctx.tenant.schema, 'accounts');
+  const id = parseId(v);
+  const res = id
+    ? await sql<{ uuid: string }>`select uuid from ${accounts} where uuid = ${id}::uuid`.execute(db)
+    : await sql<{ uuid: string }>`select uuid from ${accounts} where lower(email) = lower(${v})`.execute(db);
+  return res.rows[0]?.uuid ?? null;
+}
+
+const duplicateEmail = () => invalid([violation('email', 'This e-mail address is already used by another account.', 'unique')]);
+
+/** D10: a duplicate e-mail (ignoring case) is 422 with a violation on `email`. */
+async function assertEmailFree(ctx: ServiceContext, email: string, exceptUuid?: string): Promise<void> {
+  const res = await sql<{ uuid: string }>`select uuid from ${qualified(ctx.tenant.schema, 'accounts')}
+    where lower(email) = lower(${email}) and uuid is distinct from ${exceptUuid ?? null}::uuid`.execute(dbOf(ctx.em));
+  if (res.rows.length > 0) throw duplicateEmail();
+}
+
+/** A concurrent write may take the e-mail between our check and the insert: still a 422 on `email`. */
+async function flushEmail(em: EntityManager): Promise<void> {
+  try {
+    await em.flush();
+  } catch (err) {
+    if (err instanceof UniqueConstraintViolationException) throw duplicateEmail();
+    throw err;
+  }
+}
+
+async function findOrThrow(em: EntityManager, uuid: string): Promise<Account> {
+  const a = await em.findOne(Account, { uuid });
+  if (!a) throw notFoundProblem(uuid);
+  return a;
+}
+
+export async function createAccount(ctx: ServiceContext, input: CreateAccountInput): Promise<AccountOut> {
+  await assertEmailFree(ctx, input.email);
+  const a = ctx.em.create(Account, {
+    uuid: newUuid(), email: input.email,
+    firstname: input.firstname ?? null, lastname: input.lastname ?? null, phone: input.phone ?? null,
+    street: input.street ?? null, zip: input.zip ?? null, city: input.city ?? null,
+  });
+  await flushEmail(ctx.em);
+  return getAccount(ctx, a.uuid);
+}
+
+export async function updateAccount(ctx: ServiceContext, input: UpdateAccountInput): Promise<AccountOut> {
+  assertPatchNotEmpty(input);
+  const a = await findOrThrow(ctx.em, input.uuid);
+  // `email` must always have a value: null is ignored (spec 1.12). A change of case only is no conflict.
+  if (input.email != null && input.email !== a.email) {
+    if (input.email.toLowerCase() !== a.email.toLowerCase()) await assertEmailFree(ctx, input.email, a.uuid);
+    a.email = input.email;
+  }
+  // Only the keys sent; a key sent as null clears the field (spec 1.12).
+  for (const key of ACCOUNT_OPTIONAL_FIELDS) {
+    if (wasSent(input, key)) a[key] = input[key] ?? null;
+  }
+  a.modifiedAt = new Date();
+  await flushEmail(ctx.em);
+  return getAccount(ctx, a.uuid);
+}
+
+/** D6: the account goes, its participants stay without an account (and count as changed for sync clients). */
+export async function deleteAccount(ctx: ServiceContext, uuid: string): Promise<void> {
+  await ctx.em.transactional(async (em) => {
+    const a = await findOrThrow(em, uuid);
+    await sql`update ${qualified(ctx.tenant.schema, 'participants')}
+      set account_uuid = null, modified_at = now() where account_uuid = ${uuid}::uuid`.execute(dbOf(em));
+    em.remove(a);
+    await em.flush();
+  });
+}
+
+/**
+ * An account's `participants` list shows its children's references: when a child joins, leaves or is renamed,
+ * the account counts as modified too (`modifiedSince`). For the participants service, inside its transaction.
+ */
+export async function touchAccounts(ctx: ServiceContext, db: Executor, uuids: (string | null | undefined)[]): Promise<void> {
+  const ids = [...new Set(uuids.filter((u): u is string => !!u))];
+  if (ids.length === 0) return;
+  await sql`update ${qualified(ctx.tenant.schema, 'accounts')} set modified_at = now()
+    where uuid = any(${ids}::uuid[])`.execute(db);
+}

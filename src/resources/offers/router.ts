@@ -1,0 +1,46 @@
+import { z } from 'zod';
+import { procedure, router } from '../../platform/http/trpc.js';
+import {
+  copyOfferInput, createOfferInput, listOffersInput, offerIdInput, offerListResponse, offerResponse, transitionOfferInput,
+  updateOfferInput,
+} from './schema.js';
+import * as service from './service.js';
+
+const tags = ['offers'];
+
+// Spec 4.2, D5. Reads are public (anonymous while publicAccess is on, legacy tokens too); the services
+// narrow what each caller sees. Organisers write only their own organisers' offers (checked in the service).
+export const offersRouter = router({
+  list: procedure
+    .meta({ access: 'public', openapi: { method: 'GET', path: '/offers', tags, summary: 'List offers' } })
+    .input(listOffersInput).output(offerListResponse)
+    .query(({ ctx, input }) => service.listOffers(ctx, input)),
+  get: procedure
+    .meta({ access: 'public', openapi: { method: 'GET', path: '/offers/{uuid}', tags, summary: 'One offer' } })
+    .input(offerIdInput).output(offerResponse)
+    .query(({ ctx, input }) => service.getOffer(ctx, input.uuid)),
+  create: procedure
+    .meta({ access: 'write', roles: ['admin', 'organiser'], successStatus: 201, openapi: { method: 'POST', path: '/offers', tags, summary: 'Create an offer' } })
+    .input(createOfferInput).output(offerResponse)
+    .mutation(({ ctx, input }) => service.createOffer(ctx, input)),
+  update: procedure
+    .meta({ access: 'write', roles: ['admin', 'organiser'], openapi: { method: 'PATCH', path: '/offers/{uuid}', tags, summary: 'Change an offer' } })
+    .input(updateOfferInput).output(offerResponse)
+    .mutation(({ ctx, input }) => service.updateOffer(ctx, input)),
+  delete: procedure
+    .meta({ access: 'write', roles: ['admin'], successStatus: 204, openapi: { method: 'DELETE', path: '/offers/{uuid}', tags, summary: 'Delete an offer' } })
+    .input(offerIdInput).output(z.void())
+    .mutation(({ ctx, input }) => service.deleteOffer(ctx, input.uuid)),
+  transition: procedure
+    .meta({ access: 'write', roles: ['admin', 'organiser'], openapi: { method: 'POST', path: '/offers/{uuid}/transition', tags, summary: 'Apply an offer transition' } })
+    .input(transitionOfferInput).output(offerResponse)
+    .mutation(({ ctx, input }) => service.transitionOffer(ctx, input)),
+  copy: procedure
+    .meta({ access: 'write', roles: ['admin', 'organiser'], successStatus: 201, openapi: { method: 'POST', path: '/offers/{uuid}/copy', tags, summary: 'Copy an offer as a draft' } })
+    .input(copyOfferInput).output(offerResponse)
+    .mutation(({ ctx, input }) => service.copyOffer(ctx, input)),
+  variant: procedure
+    .meta({ access: 'write', roles: ['admin', 'organiser'], successStatus: 201, openapi: { method: 'POST', path: '/offers/{uuid}/variant', tags, summary: 'Make a variant of an offer' } })
+    .input(offerIdInput).output(offerResponse)
+    .mutation(({ ctx, input }) => service.variantOffer(ctx, input.uuid)),
+});

@@ -1,0 +1,122 @@
+import { UniqueConstraintViolationException } from '@mikro-orm/core';
+import type { ServiceContext } from '../../platform/context.js';
+import { dbOf } from '../../platform/context.js';
+import { assertAliasFree, deriveAlias } from '../../platform/db/aliases.js';
+import { GERMAN, likePattern } from '../../platform/db/search.js';
+import { qualified, sql } from '../../platform/db/sql.js';
+import { formatTimestamp } from '../../platform/http/dates.js';
+import { pageOf } from '../../platform/http/fields.js';
+import { newUuid } from '../../platform/http/ids.js';
+import { assertPatchNotEmpty, wasSent } from '../../platform/http/patch.js';
+import { invalid, notFound, violation } from '../../platform/http/problem.js';
+import { Organiser } from './entity.js';
+import {
+  ORGANISER_OPTIONAL_FIELDS,
+  type CreateOrganiserInput, type ListOrganisersInput, type OrganiserOut, type UpdateOrganiserInput,
+} from './schema.js';
+
+// Organisers (D6): reads are projections, writes go through the entity.
+type Row = {
+  uuid: string; name: string; alias: string;
+  email: string | null; phone: string | null; website: string | null;
+  street: string | null; zip: string | null; city: string | null; description: string | null;
+  created_at: string; modified_at: string;
+};
+
+type Fields = Omit<Row, 'created_at' | 'modified_at'> & { createdAt: Date | string; modifiedAt: Date | string };
+
+/** Nulls stay in; the `response()` wrapper omits them (spec 1.6). */
+function out(r: Fields): OrganiserOut {
+  return {
+    uuid: r.uuid, name: r.name, alias: r.alias,
+    email: r.email ?? undefined, phone: r.phone ?? undefined, website: r.website ?? undefined,
+    street: r.street ?? undefined, zip: r.zip ?? undefined, city: r.city ?? undefined,
+    description: r.description ?? undefined,
+    createdAt: formatTimestamp(r.createdAt)!, modifiedAt: formatTimestamp(r.modifiedAt)!,
+  };
+}
+
+const toOut = (r: Row) => out({ ...r, createdAt: r.created_at, modifiedAt: r.modified_at });
+
+function fromEntity(o: Organiser): OrganiserOut {
+  return out({
+    uuid: o.uuid, name: o.name, alias: o.alias,
+    email: o.email ?? null, phone: o.phone ?? null, website: o.website ?? null,
+    street: o.street ?? null, zip: o.zip ?? null, city: o.city ?? null, description: o.description ?? null,
+    createdAt: o.createdAt, modifiedAt: o.modifiedAt,
+  });
+}
+
+export async function listOrganisers(ctx: ServiceContext, input: ListOrganisersInput): Promise<OrganiserOut[]> {
+  const { limit, offset } = pageOf(input);
+  const table = qualified(ctx.tenant.schema, 'organisers');
+  const q = input.q ? likePattern(input.q) : null;
+  const since = input.modifiedSince?.instant ?? null;
+  const res = await sql<Row>`
+    select uuid, name, alias, email, phone, website, street, zip, city, description, created_at, modified_at
+    from ${table}
+    where (${q}::text is null or name ilike ${q})
+      and (${since}::timestamptz is null or modified_at >= ${since})
+    order by name ${GERMAN}, uuid
+    limit ${limit} offset ${offset}`.execute(dbOf(ctx.em));
+  return res.rows.map(toOut);
+}
+
+async function findOrThrow(ctx: ServiceContext, uuid: string): Promise<Organiser> {
+  const o = await ctx.em.findOne(Organiser, { uuid });
+  if (!o) throw notFound(`No organiser with the identifier ${uuid} exists.`);
+  return o;
+}
+
+export async function getOrganiser(ctx: ServiceContext, uuid: string): Promise<OrganiserOut> {
+  return fromEntity(await findOrThrow(ctx, uuid));
+}
+
+/** A concurrent write may take the alias between our check and the insert: still a 422 on `alias` (D10). */
+async function flushAlias(ctx: ServiceContext): Promise<void> {
+  try {
+    await ctx.em.flush();
+  } catch (err) {
+    if (err instanceof UniqueConstraintViolationException) throw invalid([violation('alias', 'This value is already used.', 'unique')]);
+    throw err;
+  }
+}
+
+export async function createOrganiser(ctx: ServiceContext, input: CreateOrganiserInput): Promise<OrganiserOut> {
+  const db = dbOf(ctx.em);
+  const alias = input.alias ?? (await deriveAlias(db, ctx.tenant.schema, 'organisers', input.name));
+  if (input.alias) await assertAliasFree(db, ctx.tenant.schema, 'organisers', input.alias);
+  const o = ctx.em.create(Organiser, {
+    uuid: newUuid(), name: input.name, alias,
+    email: input.email ?? null, phone: input.phone ?? null, website: input.website ?? null,
+    street: input.street ?? null, zip: input.zip ?? null, city: input.city ?? null,
+    description: input.description ?? null,
+  });
+  await flushAlias(ctx);
+  return fromEntity(o);
+}
+
+export async function updateOrganiser(ctx: ServiceContext, input: UpdateOrganiserInput): Promise<OrganiserOut> {
+  assertPatchNotEmpty(input);
+  const o = await findOrThrow(ctx, input.uuid);
+  const db = dbOf(ctx.em);
+  if (input.name != null) o.name = input.name;
+  if (input.alias != null && input.alias !== o.alias) {
+    await assertAliasFree(db, ctx.tenant.schema, 'organisers', input.alias, o.uuid);
+    o.alias = input.alias;
+  } else if (wasSent(input, 'alias') && input.alias === null) {
+    o.alias = await deriveAlias(db, ctx.tenant.schema, 'organisers', o.name, o.uuid);
+  }
+  // Only the keys sent; a key sent as null clears the field (spec 1.12).
+  for (const key of ORGANISER_OPTIONAL_FIELDS) {
+    if (wasSent(input, key)) o[key] = input[key] ?? null;
+  }
+  o.modifiedAt = new Date();
+  await flushAlias(ctx);
+  return fromEntity(o);
+}
+
+export async function deleteOrganiser(ctx: ServiceContext, uuid: string): Promise<void> {
+  const o = await findOrThrow(ctx, uuid);
+  await ctx.em.remove(o).flush();
+}

@@ -1,0 +1,171 @@
+import { ForeignKeyConstraintViolationException } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { ServiceContext } from '../../platform/context.js';
+import { dbOf } from '../../platform/context.js';
+import { GERMAN, likePattern } from '../../platform/db/search.js';
+import { qualified, sql, type Executor, type RawBuilder } from '../../platform/db/sql.js';
+import { formatTimestamp } from '../../platform/http/dates.js';
+import { pageOf } from '../../platform/http/fields.js';
+import { newUuid } from '../../platform/http/ids.js';
+import { assertPatchNotEmpty, wasSent } from '../../platform/http/patch.js';
+import { conflict, notFound, unprocessable } from '../../platform/http/problem.js';
+import { resolveAccountRef, touchAccounts } from '../accounts/service.js';
+import { Participant } from './entity.js';
+import { fullNameSql, participantFieldSql, participantNameSql } from './names.js';
+import type { CreateParticipantInput, ListParticipantsInput, ParticipantOut, UpdateParticipantInput } from './schema.js';
+
+// Participants (D6): reads are projections (the account reference joined in), writes go through the entity.
+// Once pseudonymised (D9) a participant's names are left out.
+type Row = {
+  uuid: string; firstname: string | null; lastname: string | null; name: string | null;
+  date_of_birth: string | null; email: string | null; phone: string | null;
+  account_uuid: string | null; account_name: string | null;
+  created_at: Date | string; modified_at: Date | string;
+};
+
+/** Nulls stay in; the `response()` wrapper omits them (spec 1.6). */
+function toOut(r: Row): ParticipantOut {
+  return {
+    uuid: r.uuid,
+    firstname: r.firstname ?? undefined, lastname: r.lastname ?? undefined, name: r.name ?? undefined,
+    dateOfBirth: r.date_of_birth ?? undefined, email: r.email ?? undefined, phone: r.phone ?? undefined,
+    account: r.account_uuid ? { uuid: r.account_uuid, name: r.account_name ?? undefined } : undefined,
+    createdAt: formatTimestamp(r.created_at)!, modifiedAt: formatTimestamp(r.modified_at)!,
+  };
+}
+
+function projection(ctx: ServiceContext, where: RawBuilder<unknown>, limit: number, offset: number) {
+  const participants = qualified(ctx.tenant.schema, 'participants');
+  const accounts = qualified(ctx.tenant.schema, 'accounts');
+  return sql<Row>`
+    select p.uuid, ${participantFieldSql('p', 'firstname')} as firstname, ${participantFieldSql('p', 'lastname')} as lastname,
+      ${participantNameSql('p')} as name, to_char(p.date_of_birth, 'YYYY-MM-DD') as date_of_birth, p.email, p.phone,
+      a.uuid as account_uuid, ${fullNameSql('a')} as account_name,
+      p.created_at, p.modified_at
+    from ${participants} p
+    left join ${accounts} a on a.uuid = p.account_uuid
+    where ${where}
+    order by p.lastname ${GERMAN}, p.firstname ${GERMAN}, p.uuid
+    limit ${limit} offset ${offset}`;
+}
+
+export async function listParticipants(ctx: ServiceContext, input: ListParticipantsInput): Promise<ParticipantOut[]> {
+  const { limit, offset } = pageOf(input);
+  const db = dbOf(ctx.em);
+  const conds: RawBuilder<unknown>[] = [sql`true`];
+  if (input.account !== undefined) {
+    // A reference filter that matches nothing gives an empty list (spec 1.9, D10).
+    const account = await resolveAccountRef(ctx, input.account, db);
+    if (!account) return [];
+    conds.push(sql`p.account_uuid = ${account}::uuid`);
+  }
+  if (input.q) {
+    // D10: participants are searched by name; pseudonymised ones have none.
+    conds.push(sql`${participantNameSql('p')} ilike ${likePattern(input.q)}`);
+  }
+  if (input.modifiedSince) conds.push(sql`p.modified_at >= ${input.modifiedSince.instant}`);
+  const res = await projection(ctx, sql.join(conds, sql` and `), limit, offset).execute(db);
+  return res.rows.map(toOut);
+}
+
+const notFoundProblem = (uuid: string) => notFound(`No participant with the identifier ${uuid} exists.`);
+
+export async function getParticipant(ctx: ServiceContext, uuid: string): Promise<ParticipantOut> {
+  const res = await projection(ctx, sql`p.uuid = ${uuid}::uuid`, 1, 0).execute(dbOf(ctx.em));
+  if (!res.rows[0]) throw notFoundProblem(uuid);
+  return toOut(res.rows[0]);
+}
+
+async function findOrThrow(em: EntityManager, uuid: string): Promise<Participant> {
+  const p = await em.findOne(Participant, { uuid });
+  if (!p) throw notFoundProblem(uuid);
+  return p;
+}
+
+/** The `account` of a body: an unknown one is a well-formed request that makes no sense, so `detail` only (spec 7). */
+async function accountOf(ctx: ServiceContext, db: Executor, ref: string): Promise<string> {
+  const uuid = await resolveAccountRef(ctx, ref, db);
+  if (!uuid) throw unprocessable(`account: No account with the identifier or e-mail address "${ref.slice(0, 254)}" exists.`);
+  return uuid;
+}
+
+export async function createParticipant(ctx: ServiceContext, input: CreateParticipantInput): Promise<ParticipantOut> {
+  const uuid = newUuid();
+  await ctx.em.transactional(async (em) => {
+    const db = dbOf(em);
+    const accountUuid = input.account != null ? await accountOf(ctx, db, input.account) : null;
+    em.create(Participant, {
+      uuid, accountUuid, firstname: input.firstname, lastname: input.lastname,
+      dateOfBirth: input.dateOfBirth ?? null, email: input.email ?? null, phone: input.phone ?? null,
+      pseudonymisedAt: null,
+    });
+    await em.flush();
+    await touchAccounts(ctx, db, [accountUuid]);
+  });
+  return getParticipant(ctx, uuid);
+}
+
+export async function updateParticipant(ctx: ServiceContext, input: UpdateParticipantInput): Promise<ParticipantOut> {
+  assertPatchNotEmpty(input);
+  await ctx.em.transactional(async (em) => {
+    const db = dbOf(em);
+    const p = await findOrThrow(em, input.uuid);
+    const before = { account: p.accountUuid ?? null, firstname: p.firstname, lastname: p.lastname };
+    // Names must always have a value: null is ignored (spec 1.12).
+    if (input.firstname != null) p.firstname = input.firstname;
+    if (input.lastname != null) p.lastname = input.lastname;
+    // Optional fields: only the keys sent; null clears (an account sent as null detaches the child).
+    if (wasSent(input, 'account')) p.accountUuid = input.account != null ? await accountOf(ctx, db, input.account) : null;
+    if (wasSent(input, 'dateOfBirth')) p.dateOfBirth = input.dateOfBirth ?? null;
+    if (wasSent(input, 'email')) p.email = input.email ?? null;
+    if (wasSent(input, 'phone')) p.phone = input.phone ?? null;
+    p.modifiedAt = new Date();
+    await em.flush();
+    const after = p.accountUuid ?? null;
+    if (after !== before.account) await touchAccounts(ctx, db, [before.account, after]);
+    else if (p.firstname !== before.firstname || p.lastname !== before.lastname) await touchAccounts(ctx, db, [after]);
+  });
+  return getParticipant(ctx, input.uuid);
+}
+
+/**
+ * D6: deleting a participant with paid applications gives 409. Applications (`attendances`) and receipts do not
+ * exist yet, and "paid" will follow from the receipts design (D8). Until then: when the tenant schema has an
+ * `attendances` table with `participant_uuid` and `paid` columns, any attendance of this participant with
+ * `paid = true` refuses the deletion. Probed with to_regclass / information_schema, so this works before and
+ * after that migration. Replace the body with the receipts rule once receipts exist.
+ */
+async function assertNoPaidApplications(ctx: ServiceContext, db: Executor, participantUuid: string): Promise<void> {
+  const schema = ctx.tenant.schema;
+  const probe = await sql<{ has_table: boolean; columns: string[] }>`
+    select to_regclass(${`${schema}.attendances`}) is not null as has_table,
+      coalesce((select array_agg(column_name::text) from information_schema.columns
+        where table_schema = ${schema} and table_name = 'attendances'
+          and column_name in ('participant_uuid', 'paid')), '{}') as columns`.execute(db);
+  const { has_table, columns } = probe.rows[0]!;
+  if (!has_table || !columns.includes('participant_uuid') || !columns.includes('paid')) return;
+  const paid = await sql<{ n: number }>`select 1 as n from ${qualified(schema, 'attendances')}
+    where participant_uuid = ${participantUuid}::uuid and paid is true limit 1`.execute(db);
+  if (paid.rows.length > 0) {
+    throw conflict('This participant has paid applications and cannot be deleted; reverse their receipts first.');
+  }
+}
+
+export async function deleteParticipant(ctx: ServiceContext, uuid: string): Promise<void> {
+  try {
+    await ctx.em.transactional(async (em) => {
+      const db = dbOf(em);
+      const p = await findOrThrow(em, uuid);
+      await assertNoPaidApplications(ctx, db, uuid);
+      await touchAccounts(ctx, db, [p.accountUuid]);
+      em.remove(p);
+      await em.flush();
+    });
+  } catch (err) {
+    // Records added later that still refer to the participant (and do not cascade) also keep it.
+    if (err instanceof ForeignKeyConstraintViolationException) {
+      throw conflict('This participant is still referred to by other records and cannot be deleted.');
+    }
+    throw err;
+  }
+}
