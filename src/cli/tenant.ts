@@ -10,11 +10,11 @@ import { findTenant, withRuntime } from './runtime.js';
 // `tenant add|set|list|remove|sync` (D1).
 
 /**
- * A host as `tenant list` prints it: `<hostname><basePath>` (`demo.example/api`), or the bare host name when
- * the base path is `/` (a separate API domain).
+ * A host as `tenant list` prints it: the host name alone, as D10's `<host>` reads (the base path of each
+ * host lives in the registry and in the tenant files).
  */
 export function formatHost(h: TenantHost): string {
-  return h.basePath === '/' ? h.host : `${h.host}${h.basePath}`;
+  return h.host;
 }
 
 /** `<slug>\t<host>[,<host>...]\t<name>` (D10). */

@@ -23,7 +23,13 @@ export async function openRuntime(config: Config, log: Logger): Promise<Runtime>
     url = embedded.url;
     log.info({ ms: Date.now() - started, dir: `${config.dataDir}/pg` }, 'DATABASE_URL not set: started the embedded PostgreSQL');
   }
-  const orm = await createOrm(url);
+  let orm: Orm;
+  try {
+    orm = await createOrm(url);
+  } catch (err) {
+    await embedded?.stop();
+    throw err;
+  }
   const registry = new TenantRegistry(executorOf(orm));
   return {
     orm,

@@ -68,7 +68,7 @@ describe('tenant', () => {
     const args = ['tenant', 'add', slug, '--host', `${slug}.example`, '--host', `api.${slug}.example/`, '--name', `Stadt ${slug}`, '--set', 'retentionWeeks=4'];
     const first = await cli(args);
     expect(first.code, first.stderr).toBe(0);
-    const line = `${slug}\t${slug}.example/api,api.${slug}.example\tStadt ${slug}`;
+    const line = `${slug}\t${slug}.example,api.${slug}.example\tStadt ${slug}`;
     expect(first.lines).toEqual([line]);
     expect(await schemaExists(`t_${slug.replace(/-/g, '_')}`)).toBe(true);
 
@@ -156,7 +156,7 @@ describe('tenant', () => {
       writeFileSync(path.join(broken, 'bad.json'), '{ "slug": ');
       const [synced, failed] = await Promise.all([cli(['tenant', 'sync'], { TENANTS_DIR: dir }), cli(['tenant', 'sync'], { TENANTS_DIR: broken })]);
       expect(synced.code).toBe(0);
-      expect(synced.lines.sort()).toEqual([`${a}\t${a}.example/api,api.${a}.example\tStadt A`, `${b}\t${b}.example/api\tStadt B`].sort());
+      expect(synced.lines.sort()).toEqual([`${a}\t${a}.example,api.${a}.example\tStadt A`, `${b}\t${b}.example\tStadt B`].sort());
       const tenants = await loadTenants(executorOf(h.orm));
       expect(tenants.find((t) => t.slug === a)?.settings.publicAccess).toBe(false);
       expect(await schemaExists(`t_${b.replace(/-/g, '_')}`)).toBe(true);

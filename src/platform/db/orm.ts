@@ -38,6 +38,10 @@ export function executorOf(orm: Orm | EntityManager): Executor {
  * Never the schema generator's update against the shared database: it diffs every schema.
  */
 export async function migrateControl(orm: Orm): Promise<string[]> {
+  return withMigrationLock(orm, 'control', () => migrateControlUnlocked(orm));
+}
+
+async function migrateControlUnlocked(orm: Orm): Promise<string[]> {
   const original = orm.config.get('migrations');
   orm.config.set('migrations', { ...original, migrationsList: controlMigrations });
   try {
@@ -51,6 +55,25 @@ export async function migrateControl(orm: Orm): Promise<string[]> {
 }
 
 export async function migrateTenantSchema(orm: Orm, schema: string): Promise<string[]> {
+  return withMigrationLock(orm, schema, () => migrateTenantSchemaUnlocked(orm, schema));
+}
+
+/**
+ * Two processes migrating one schema at once (replicas starting, `migrate` during `tenant add`) would race
+ * on the DDL: a session advisory lock per schema, held on a connection of its own, makes them take turns.
+ */
+async function withMigrationLock<T>(orm: Orm, schema: string, run: () => Promise<T>): Promise<T> {
+  return executorOf(orm).connection().execute(async (conn) => {
+    await sql`select pg_advisory_lock(hashtext(${`hp:migrate:${schema}`}))`.execute(conn);
+    try {
+      return await run();
+    } finally {
+      await sql`select pg_advisory_unlock(hashtext(${`hp:migrate:${schema}`}))`.execute(conn);
+    }
+  });
+}
+
+async function migrateTenantSchemaUnlocked(orm: Orm, schema: string): Promise<string[]> {
   await sql`create schema if not exists ${sql.id(assertSchemaName(schema))}`.execute(executorOf(orm));
   const migrator = new Migrator(orm.em);
   const done = await migrator.up({ schema });

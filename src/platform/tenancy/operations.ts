@@ -11,12 +11,12 @@ export type Progress = (event: { slug: string; index: number; total: number; app
 
 export async function addTenant(
   orm: Orm,
-  input: { slug: string; name?: string; hosts: TenantHost[]; settings?: Partial<TenantSettings> },
+  input: { slug: string; name?: string; hosts: TenantHost[]; settings?: Partial<TenantSettings>; replaceHosts?: boolean },
 ): Promise<Tenant> {
   if (!SLUG_RE.test(input.slug)) throw new Error(`invalid slug "${input.slug}": use [a-z][a-z0-9-]{1,40}`);
   if (input.hosts.length === 0) throw new Error('a tenant needs at least one --host');
   const db = executorOf(orm);
-  await upsertTenant(db, { slug: input.slug, name: input.name ?? input.slug, hosts: input.hosts, settings: input.settings });
+  await upsertTenant(db, input);
   await migrateTenantSchema(orm, schemaNameFor(input.slug));
   const tenant = (await loadTenants(db)).find((t) => t.slug === input.slug);
   return tenant!;
@@ -68,7 +68,13 @@ export function readTenantFiles(dir: string): TenantFile[] {
   }
   return names.map((n) => {
     const file = path.join(dir, n);
-    const parsed = tenantFileSchema.safeParse(JSON.parse(readFileSync(file, 'utf8')));
+    let json: unknown;
+    try {
+      json = JSON.parse(readFileSync(file, 'utf8'));
+    } catch (err) {
+      throw new Error(`${file}: not valid JSON (${(err as Error).message})`);
+    }
+    const parsed = tenantFileSchema.safeParse(json);
     if (!parsed.success) throw new Error(`${file}: ${parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ')}`);
     return { ...parsed.data, hosts: parsed.data.hosts.map(parseHostArgument) };
   });
@@ -77,6 +83,6 @@ export function readTenantFiles(dir: string): TenantFile[] {
 /** Applies `tenants/*.json` to the registry (D1). */
 export async function syncTenants(orm: Orm, dir: string): Promise<Tenant[]> {
   const out: Tenant[] = [];
-  for (const f of readTenantFiles(dir)) out.push(await addTenant(orm, f));
+  for (const f of readTenantFiles(dir)) out.push(await addTenant(orm, { ...f, replaceHosts: true }));
   return out;
 }

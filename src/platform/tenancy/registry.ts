@@ -69,18 +69,23 @@ export async function loadTenants(db: Executor): Promise<Tenant[]> {
   }));
 }
 
-/** Registers or updates a tenant's row and hosts. Returns whether anything changed. */
+/**
+ * Registers or updates a tenant's row and hosts. Without a name an existing tenant keeps its own (a new one
+ * is named after its slug). `replaceHosts` (tenant files are declarative) removes hosts no longer listed.
+ */
 export async function upsertTenant(
   db: Executor,
-  input: { slug: string; name: string; hosts: TenantHost[]; settings?: Partial<TenantSettings> },
+  input: { slug: string; name?: string; hosts: TenantHost[]; settings?: Partial<TenantSettings>; replaceHosts?: boolean },
 ): Promise<void> {
   const schema = schemaNameFor(input.slug);
   await db.transaction().execute(async (tx) => {
     await sql`
       insert into control.tenants (slug, name, schema_name, settings)
-      values (${input.slug}, ${input.name}, ${schema}, ${JSON.stringify(input.settings ?? {})}::jsonb)
-      on conflict (slug) do update set name = excluded.name,
+      values (${input.slug}, ${input.name ?? input.slug}, ${schema}, ${JSON.stringify(input.settings ?? {})}::jsonb)
+      on conflict (slug) do update set name = coalesce(${input.name ?? null}::text, control.tenants.name),
         settings = control.tenants.settings || excluded.settings, updated_at = now()`.execute(tx);
+    // Serialise host changes, so two tenants claiming one host cannot both succeed.
+    await sql`select pg_advisory_xact_lock(hashtext('hp:tenant-hosts'))`.execute(tx);
     for (const [i, h] of input.hosts.entries()) {
       const owner = await sql<{ tenant_slug: string }>`
         select tenant_slug from control.tenant_hosts where host = ${h.host}`.execute(tx);
@@ -91,6 +96,10 @@ export async function upsertTenant(
         insert into control.tenant_hosts (host, tenant_slug, base_path, position)
         values (${h.host}, ${input.slug}, ${h.basePath}, ${i})
         on conflict (host) do update set base_path = excluded.base_path, position = excluded.position`.execute(tx);
+    }
+    if (input.replaceHosts) {
+      await sql`delete from control.tenant_hosts where tenant_slug = ${input.slug}
+        and not (host = any(${input.hosts.map((h) => h.host)}::text[]))`.execute(tx);
     }
   });
 }

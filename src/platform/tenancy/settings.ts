@@ -14,9 +14,16 @@ export const tenantSettingsSchema = z.object({
 export type TenantSettings = z.infer<typeof tenantSettingsSchema>;
 export const SETTING_KEYS = Object.keys(tenantSettingsSchema.shape) as (keyof TenantSettings)[];
 
+/** Stored settings over the defaults; a stored value that no longer validates falls back on its own. */
 export function settingsWithDefaults(raw: unknown): TenantSettings {
-  const parsed = tenantSettingsSchema.safeParse(raw ?? {});
-  return parsed.success ? parsed.data : tenantSettingsSchema.parse({});
+  const stored = (raw && typeof raw === 'object' ? raw : {}) as Record<string, unknown>;
+  const valid: Record<string, unknown> = {};
+  for (const key of SETTING_KEYS) {
+    if (!(key in stored)) continue;
+    const check = tenantSettingsSchema.shape[key].safeParse(stored[key]);
+    if (check.success) valid[key] = check.data;
+  }
+  return tenantSettingsSchema.parse(valid);
 }
 
 /** Reads `key=value` from the CLI: booleans and numbers by the setting's type. */

@@ -150,3 +150,20 @@ describe('registry changes reach a running process', () => {
     expect(removed.ms).toBeLessThanOrEqual(5000);
   });
 });
+
+describe('registry writes', () => {
+  it('keeps a tenant\'s name when re-added without one, and replaces hosts only when syncing files', async () => {
+    const slug = `reg${Date.now().toString(36)}`;
+    await addTenant(h.orm, { slug, name: 'Stadt Eins', hosts: [{ host: `${slug}.a.test`, basePath: '/api' }, { host: `${slug}.b.test`, basePath: '/' }] });
+    const again = await addTenant(h.orm, { slug, hosts: [{ host: `${slug}.a.test`, basePath: '/api' }] });
+    expect(again.name).toBe('Stadt Eins');
+    expect(again.hosts.map((x) => x.host).sort()).toEqual([`${slug}.a.test`, `${slug}.b.test`]);
+    const synced = await addTenant(h.orm, { slug, hosts: [{ host: `${slug}.a.test`, basePath: '/api' }], replaceHosts: true });
+    expect(synced.hosts).toEqual([{ host: `${slug}.a.test`, basePath: '/api' }]);
+    await removeTenant(h.orm, slug);
+  });
+
+  it('refuses a host that belongs to another tenant', async () => {
+    await expect(addTenant(h.orm, { slug: `oth${Date.now().toString(36)}`, hosts: [{ host: t.host, basePath: '/api' }] })).rejects.toThrow(/already belongs/);
+  });
+});

@@ -1,0 +1,54 @@
+import { describe, expect, it } from 'vitest';
+import { parseSettingAssignment, settingsWithDefaults } from '../../../src/platform/tenancy/settings.js';
+import { normaliseHostHeader, parseHostArgument, pathBelowBase, schemaNameFor } from '../../../src/platform/tenancy/tenant.js';
+
+describe('tenant settings (D2)', () => {
+  it('fills the defaults', () => {
+    expect(settingsWithDefaults({})).toEqual({
+      publicAccess: true, organisersEditParticipantLists: false, organisersTransferParticipants: false,
+      retentionWeeks: 12, receiptNumberPrefix: 'R-{year}-',
+    });
+  });
+
+  it('drops only the stored value that no longer validates', () => {
+    const s = settingsWithDefaults({ publicAccess: false, retentionWeeks: 'many', mailFrom: 'a@b.example' });
+    expect(s.publicAccess).toBe(false);
+    expect(s.retentionWeeks).toBe(12);
+    expect(s.mailFrom).toBe('a@b.example');
+  });
+
+  it('reads key=value assignments by the setting\'s type', () => {
+    expect(parseSettingAssignment('publicAccess=no')).toEqual({ key: 'publicAccess', value: false });
+    expect(parseSettingAssignment('retentionWeeks=8')).toEqual({ key: 'retentionWeeks', value: 8 });
+    expect(parseSettingAssignment('offerUrlTemplate=https://x.example/{alias}')).toEqual({ key: 'offerUrlTemplate', value: 'https://x.example/{alias}' });
+    expect(() => parseSettingAssignment('colour=blue')).toThrow(/unknown setting/);
+    expect(() => parseSettingAssignment('publicAccess=maybe')).toThrow(/true or false/);
+    expect(() => parseSettingAssignment('retentionWeeks=-1')).toThrow(/whole number/);
+    expect(() => parseSettingAssignment('novalue')).toThrow(/key=value/);
+  });
+});
+
+describe('hosts and schemas (D1)', () => {
+  it('derives the schema from the slug and refuses bad slugs', () => {
+    expect(schemaNameFor('bad-stadt')).toBe('t_bad_stadt');
+    expect(() => schemaNameFor('Bad')).toThrow();
+    expect(() => schemaNameFor('x";drop')).toThrow();
+  });
+
+  it('reads host arguments with their base path', () => {
+    expect(parseHostArgument('Programm.Example')).toEqual({ host: 'programm.example', basePath: '/api' });
+    expect(parseHostArgument('api.programm.example/')).toEqual({ host: 'api.programm.example', basePath: '/' });
+    expect(parseHostArgument('programm.example/verwaltung/api/')).toEqual({ host: 'programm.example', basePath: '/verwaltung/api' });
+    expect(() => parseHostArgument('bad host')).toThrow();
+  });
+
+  it('normalises Host headers and paths below the base path', () => {
+    expect(normaliseHostHeader('Demo.Example:8080')).toBe('demo.example');
+    expect(normaliseHostHeader('[::1]:8080')).toBe('[::1]');
+    expect(normaliseHostHeader(undefined)).toBeNull();
+    expect(pathBelowBase('/api', '/api/offers')).toBe('/offers');
+    expect(pathBelowBase('/api', '/api')).toBe('/');
+    expect(pathBelowBase('/api', '/apix/offers')).toBeNull();
+    expect(pathBelowBase('/', '/offers')).toBe('/offers');
+  });
+});
