@@ -78,16 +78,33 @@ export async function verifyToken(db: Executor, schema: string, token: string, n
   };
 }
 
+/**
+ * Issues a token. A person's token belongs to a user of the tenant (admin or organiser user, found by name
+ * and role, created on first use; an organiser user collects the organisers of its tokens); a service
+ * account's token stands alone.
+ */
 export async function insertToken(
   db: Executor,
   schema: string,
   input: { name: string; role: TokenRole; access: TokenAccess; ownerKind: 'person' | 'service'; organiserIds: string[]; expiresAt: Date | null },
 ): Promise<{ uuid: string; token: string }> {
   const minted = mintToken();
-  await sql`insert into ${qualified(schema, 'api_tokens')}
-    (uuid, name, role, access, owner_kind, organiser_ids, secret_hash, expires_at)
-    values (${minted.uuid}, ${input.name}, ${input.role}, ${input.access}, ${input.ownerKind},
-      ${input.organiserIds}::uuid[], ${minted.secretHash}, ${input.expiresAt})`.execute(db);
+  await db.transaction().execute(async (tx) => {
+    let userUuid: string | null = null;
+    if (input.ownerKind === 'person') {
+      const existing = await sql<{ uuid: string }>`select uuid from ${qualified(schema, 'users')}
+        where name = ${input.name} and role = ${input.role} order by created_at limit 1 for update`.execute(tx);
+      userUuid = existing.rows[0]?.uuid ?? newUuid();
+      await sql`insert into ${qualified(schema, 'users')} (uuid, name, role, organiser_ids)
+        values (${userUuid}, ${input.name}, ${input.role}, ${input.organiserIds}::uuid[])
+        on conflict (uuid) do update set organiser_ids = (
+          select coalesce(array_agg(distinct o), '{}') from unnest(${qualified(schema, 'users')}.organiser_ids || excluded.organiser_ids) o)`.execute(tx);
+    }
+    await sql`insert into ${qualified(schema, 'api_tokens')}
+      (uuid, name, role, access, owner_kind, user_uuid, organiser_ids, secret_hash, expires_at)
+      values (${minted.uuid}, ${input.name}, ${input.role}, ${input.access}, ${input.ownerKind}, ${userUuid},
+        ${input.organiserIds}::uuid[], ${minted.secretHash}, ${input.expiresAt})`.execute(tx);
+  });
   return { uuid: minted.uuid, token: minted.token };
 }
 

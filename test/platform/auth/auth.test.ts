@@ -155,3 +155,24 @@ describe('token storage', () => {
     expect(JSON.stringify(listed)).not.toContain(secret);
   });
 });
+
+describe('token owners', () => {
+  it('links a person\'s tokens to one user of the tenant, and leaves service accounts alone', async () => {
+    const { executorOf } = await import('../../../src/platform/db/orm.js');
+    const { insertToken } = await import('../../../src/platform/auth/tokens.js');
+    const { qualified, sql } = await import('../../../src/platform/db/sql.js');
+    const u = await h.tenant();
+    const db = executorOf(h.orm);
+    const o1 = '11111111-1111-4111-8111-111111111111';
+    const o2 = '22222222-2222-4222-8222-222222222222';
+    await insertToken(db, u.tenant.schema, { name: 'Erika Muster', role: 'organiser', access: 'read', ownerKind: 'person', organiserIds: [o1], expiresAt: null });
+    await insertToken(db, u.tenant.schema, { name: 'Erika Muster', role: 'organiser', access: 'read-write', ownerKind: 'person', organiserIds: [o2], expiresAt: null });
+    await insertToken(db, u.tenant.schema, { name: 'Website', role: 'admin', access: 'read', ownerKind: 'service', organiserIds: [], expiresAt: null });
+    const users = await sql<{ name: string; organiser_ids: string[] | string }>`select name, organiser_ids from ${qualified(u.tenant.schema, 'users')} where role = 'organiser'`.execute(db);
+    expect(users.rows).toHaveLength(1);
+    expect(String(users.rows[0].organiser_ids)).toContain(o1);
+    expect(String(users.rows[0].organiser_ids)).toContain(o2);
+    const service = await sql<{ user_uuid: string | null }>`select user_uuid from ${qualified(u.tenant.schema, 'api_tokens')} where owner_kind = 'service'`.execute(db);
+    expect(service.rows[0].user_uuid).toBeNull();
+  });
+});
