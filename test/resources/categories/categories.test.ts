@@ -90,3 +90,20 @@ describe('/categories', () => {
     expectProblem(await t.get('/categories', { token: legacy }), 403);
   });
 });
+
+describe('alias races', () => {
+  it('answers a duplicate that slipped past the check (database 23505) as the same 422 on alias', async () => {
+    const { Category } = await import('../../../src/resources/categories/entity.js');
+    const { problemFromError } = await import('../../../src/platform/http/errors.js');
+    const { createLogger } = await import('../../../src/platform/logging/logger.js');
+    const first = t.context().em;
+    first.create(Category, { uuid: crypto.randomUUID(), name: 'Rennen', alias: 'rennen-race' });
+    await first.flush();
+    const second = t.context().em;
+    second.create(Category, { uuid: crypto.randomUUID(), name: 'Rennen', alias: 'rennen-race' });
+    const err = await second.flush().catch((e: unknown) => e);
+    const { body } = problemFromError(err, 'POST', createLogger('silent'));
+    expect(body.status).toBe(422);
+    expect(body.violations?.[0].propertyPath).toBe('alias');
+  });
+});
