@@ -3,6 +3,7 @@ import { Migration20261121000100Platform } from './tenant/Migration2026112100010
 import { Migration20261121001000Editions } from './tenant/Migration20261121001000Editions.js';
 import { Migration20261121002000Offers } from './tenant/Migration20261121002000Offers.js';
 import { Migration20261121003000Families } from './tenant/Migration20261121003000Families.js';
+import { Migration20261121004000Attendances } from './tenant/Migration20261121004000Attendances.js';
 
 // Explicit, ordered lists (no globbing at run time). Add new migrations at the end of their list.
 export const controlMigrations = [
@@ -14,4 +15,5 @@ export const tenantMigrations = [
   { name: 'Migration20261121001000Editions', class: Migration20261121001000Editions },
   { name: 'Migration20261121002000Offers', class: Migration20261121002000Offers },
   { name: 'Migration20261121003000Families', class: Migration20261121003000Families },
+  { name: 'Migration20261121004000Attendances', class: Migration20261121004000Attendances },
 ];

@@ -11,8 +11,10 @@ import { readBody } from './platform/http/body.js';
 import { openApiHandler } from './platform/http/openapi-adapter.js';
 import { buildOpenApiDocument } from './platform/http/openapi-document.js';
 import { problemFromError } from './platform/http/errors.js';
+import { parseId } from './platform/http/ids.js';
 import { notFound, Problem, PROBLEM_CONTENT_TYPE } from './platform/http/problem.js';
 import type { TrpcContext } from './platform/http/trpc.js';
+import { SECURITY_HEADERS } from './platform/http/server.js';
 import { rateLimit } from './platform/rate-limit/middleware.js';
 import type { RateLimiter } from './platform/rate-limit/index.js';
 import { appRouter } from './router.js';
@@ -37,7 +39,7 @@ export function createApp(deps: AppDeps) {
   app.set('query parser', 'simple');
 
   app.use(securityHeaders);
-  app.use(requestLog(log));
+  app.use(requestLog(log, routeWords(router)));
 
   // Process-level probes answer on any host, before tenancy.
   app.get('/healthz', (_req, res) => { res.json({ status: 'ok' }); });
@@ -105,11 +107,7 @@ function securityHeaders(req: Request, res: Response, next: NextFunction) {
   const requestId = /^[A-Za-z0-9-]{8,64}$/.test(sent) ? sent : randomUUID();
   (req as { id?: string }).id = requestId;
   res.setHeader('X-Request-Id', requestId);
-  res.setHeader('X-Content-Type-Options', 'nosniff');
-  res.setHeader('X-Frame-Options', 'DENY');
-  res.setHeader('Referrer-Policy', 'no-referrer');
-  res.setHeader('Content-Security-Policy', "default-src 'none'; frame-ancestors 'none'");
-  res.setHeader('Strict-Transport-Security', 'max-age=31536000');
+  for (const [k, v] of Object.entries(SECURITY_HEADERS)) res.setHeader(k, v);
   // Websites read the API from the browser; tokens travel in a header, never in cookies.
   res.setHeader('Access-Control-Allow-Origin', '*');
   res.setHeader('Access-Control-Expose-Headers', 'RateLimit, RateLimit-Policy, Retry-After, X-Request-Id');
@@ -132,14 +130,33 @@ function cacheControl(req: Request, res: Response, next: NextFunction) {
   next();
 }
 
+/** The fixed words of the router's paths (`offers`, `transition`, …) and of the process's own endpoints. */
+function routeWords(router: AnyRouter): Set<string> {
+  const words = new Set(['api', 'openapi.json', 'healthz', 'readyz']);
+  for (const proc of Object.values(router._def.procedures as Record<string, { _def: { meta?: { openapi?: { path: string } } } }>)) {
+    for (const seg of proc._def.meta?.openapi?.path.split('/') ?? []) if (seg && !seg.startsWith('{')) words.add(seg);
+  }
+  return words;
+}
+
+/**
+ * The path as logged: known words, base-path segments and identifiers stay; any other segment (an e-mail
+ * address, a name or a token a client put in the path) becomes `~`.
+ */
+function loggablePath(path: string, words: Set<string>, basePath: string | undefined): string {
+  const base = new Set(basePath?.split('/') ?? []);
+  return path.split('/').map((seg) => (seg === '' || words.has(seg) || base.has(seg) || parseId(seg) ? seg : '~')).join('/');
+}
+
 /** Method, path (never the query: it may hold an e-mail address), status, duration and tenant. */
-function requestLog(log: Logger) {
+function requestLog(log: Logger, words: Set<string>) {
   return (req: Request, res: Response, next: NextFunction) => {
     const start = process.hrtime.bigint();
     res.on('finish', () => {
       const ms = Number(process.hrtime.bigint() - start) / 1e6;
-      const tenant = (req as { tenantMatch?: { tenant: { slug: string } } }).tenantMatch?.tenant.slug;
-      log.info({ method: req.method, path: req.originalUrl.split('?')[0], status: res.statusCode, ms: Math.round(ms * 10) / 10, tenant, requestId: res.getHeader('X-Request-Id') }, 'request');
+      const match = (req as { tenantMatch?: { tenant: { slug: string }; basePath: string } }).tenantMatch;
+      const path = loggablePath(req.originalUrl.split('?')[0], words, match?.basePath);
+      log.info({ method: req.method, path, status: res.statusCode, ms: Math.round(ms * 10) / 10, tenant: match?.tenant.slug, requestId: res.getHeader('X-Request-Id') }, 'request');
     });
     next();
   };

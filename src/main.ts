@@ -1,5 +1,6 @@
 import type { Server } from 'node:http';
 import { createApp } from './app.js';
+import { createHttpServer } from './platform/http/server.js';
 import { loadConfig, type Role } from './platform/config.js';
 import { rootLogger as log } from './platform/logging/logger.js';
 import { createRateLimiter } from './platform/rate-limit/index.js';
@@ -54,11 +55,10 @@ async function main() {
     const rateLimiter = createRateLimiter({ redisUrl: config.redisUrl, log: { warn: (m, f) => log.warn(f ?? {}, m), info: (m, f) => log.info(f ?? {}, m) } });
     stops.push(() => rateLimiter.close());
     const app = createApp({ orm: runtime.orm, registry: runtime.registry, rateLimiter, log, trustProxy: config.trustProxy });
-    server = app.listen(config.port, () => {
+    // Header size, header/request/keep-alive timeouts: src/platform/http/server.ts.
+    server = createHttpServer(app).listen(config.port, () => {
       log.info({ port: config.port, role, ms: Date.now() - started }, `listening on http://localhost:${config.port}/api`);
     });
-    server.requestTimeout = 30_000;
-    server.headersTimeout = 10_000;
   }
   if (role === 'worker' || role === 'all') {
     const workers = await startWorkers(runtime.orm, config, log, { schedule: true });

@@ -5,6 +5,7 @@ import { editionsRouter } from './resources/editions/router.js';
 import { offersRouter } from './resources/offers/router.js';
 import { accountsRouter } from './resources/accounts/router.js';
 import { participantsRouter } from './resources/participants/router.js';
+import { attendancesRouter } from './resources/attendances/router.js';
 
 // Every resource's procedures; the REST paths live in each procedure's meta.
 export const appRouter = router({
@@ -14,6 +15,7 @@ export const appRouter = router({
   offers: offersRouter,
   accounts: accountsRouter,
   participants: participantsRouter,
+  attendances: attendancesRouter,
 });
 
 export type AppRouter = typeof appRouter;

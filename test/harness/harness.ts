@@ -7,7 +7,8 @@ import { insertToken, type TokenAccess, type TokenRole } from '../../src/platfor
 import type { ServiceContext } from '../../src/platform/context.js';
 import { createOrm, executorOf, type Orm } from '../../src/platform/db/orm.js';
 import type { Executor } from '../../src/platform/db/sql.js';
-import { createLogger } from '../../src/platform/logging/logger.js';
+import { createLogger, type Logger } from '../../src/platform/logging/logger.js';
+import { createHttpServer } from '../../src/platform/http/server.js';
 import { createRateLimiter, type RateLimiter } from '../../src/platform/rate-limit/index.js';
 import { addTenant } from '../../src/platform/tenancy/operations.js';
 import { TenantRegistry } from '../../src/platform/tenancy/registry.js';
@@ -74,14 +75,17 @@ export type HarnessOptions = {
   router?: AnyRouter;
   /** Builds the app's tenant registry; default one that reloads on every request (refresh 0). */
   registry?: (db: Executor) => TenantRegistry;
+  /** The app's logger; default a silent one. */
+  log?: Logger;
 };
 
 export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> {
   const orm = await createOrm(inject('databaseUrl'), { poolMax: 8 });
   const registry = opts.registry ? opts.registry(executorOf(orm)) : new TenantRegistry(executorOf(orm), 0);
   const rateLimiter = opts.rateLimiter ?? generousRateLimiter();
-  const app = createApp({ orm, registry, rateLimiter, log: silent, trustProxy: opts.trustProxy ?? false, router: opts.router });
-  const server = http.createServer(app);
+  const app = createApp({ orm, registry, rateLimiter, log: opts.log ?? silent, trustProxy: opts.trustProxy ?? false, router: opts.router });
+  // The production server (header size and timeouts, src/platform/http/server.ts).
+  const server = createHttpServer(app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
   const port = (server.address() as AddressInfo).port;
   const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });

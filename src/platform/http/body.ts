@@ -1,5 +1,6 @@
 import type { NextFunction, Request, Response } from 'express';
-import { badRequest, Problem, unprocessable } from './problem.js';
+import { badRequest, invalid, Problem, unprocessable, violation } from './problem.js';
+import { propertyPath } from './validation.js';
 
 // Spec 1.2 and D10: bodies must be JSON (`application/json`, any charset parameter; PATCH also
 // `application/merge-patch+json`); a body without a JSON content type is 415; broken JSON is 400; an
@@ -13,6 +14,28 @@ const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
 function mediaType(header: string | undefined): string | null {
   if (!header) return null;
   return header.split(';')[0].trim().toLowerCase() || null;
+}
+
+/**
+ * The path of the first string (value or key) holding U+0000: PostgreSQL's text and jsonb cannot store it, so
+ * it is refused here as a malformed value (422) instead of failing in the database (500).
+ */
+function nulPath(value: unknown, path: (string | number)[] = []): (string | number)[] | null {
+  if (typeof value === 'string') return value.includes('\u0000') ? path : null;
+  if (value === null || typeof value !== 'object') return null;
+  if (Array.isArray(value)) {
+    for (const [i, v] of value.entries()) {
+      const found = nulPath(v, [...path, i]);
+      if (found) return found;
+    }
+    return null;
+  }
+  for (const [k, v] of Object.entries(value)) {
+    if (k.includes('\u0000')) return [...path, k.replace(/\u0000/g, '')];
+    const found = nulPath(v, [...path, k]);
+    if (found) return found;
+  }
+  return null;
 }
 
 function depthOf(value: unknown, depth = 0): number {
@@ -52,6 +75,8 @@ export function readBody(limit = MAX_BODY_BYTES) {
           throw unprocessable('The request body must be a JSON object.');
         }
         if (depthOf(parsed) > MAX_JSON_DEPTH) throw badRequest(`The request body is nested deeper than ${MAX_JSON_DEPTH} levels.`);
+        const nul = nulPath(parsed);
+        if (nul) throw invalid([violation(propertyPath(nul), 'This value must not contain the NUL character (\\u0000).', 'format')]);
         (req as { body?: unknown }).body = parsed;
       }
       // The adapter checks for the exact JSON type; the body is already parsed.

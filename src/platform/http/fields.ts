@@ -57,8 +57,13 @@ export const dateOnly = () =>
       return d;
     });
 
+/** U+0000 cannot reach PostgreSQL (text, LIKE patterns): a filter holding it is malformed (400). */
+const noNul = (v: string, ctx: z.RefinementCtx) => {
+  if (v.includes('\u0000')) customIssue(ctx, 'This value must not contain the NUL character (%00).', 'format');
+};
+
 export const query = {
-  string: () => z.string().max(500).optional(),
+  string: () => z.string().max(500).superRefine(noNul).optional(),
   boolean: () =>
     z
       .string()

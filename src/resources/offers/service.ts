@@ -1,4 +1,4 @@
-import { ATTENDANCE_STATES } from '../../domain/attendance-states.js';
+import { ATTENDANCE_STATES, type AttendanceState } from '../../domain/attendance-states.js';
 import {
   applyOfferTransition, normalizePlaces, offerTransitionsFor, type OfferPlace, type OfferRole,
 } from '../../domain/offer-workflow.js';
@@ -9,12 +9,13 @@ import { dbOf } from '../../platform/context.js';
 import { assertAliasFree, deriveAlias } from '../../platform/db/aliases.js';
 import { GERMAN, likePattern } from '../../platform/db/search.js';
 import { qualified, sql, type Executor, type RawBuilder } from '../../platform/db/sql.js';
-import { berlinDayBounds, formatTimestamp } from '../../platform/http/dates.js';
+import { berlinDayBounds, ZONE } from '../../platform/http/dates.js';
 import { pageOf } from '../../platform/http/fields.js';
 import { newUuid, parseId } from '../../platform/http/ids.js';
 import { queueMail } from '../../platform/mail/outbox.js';
 import { assertPatchNotEmpty, wasSent } from '../../platform/http/patch.js';
 import { conflict, forbidden, invalid, notFound, Problem, unprocessable, violation } from '../../platform/http/problem.js';
+import { refillAfterCapacityChange } from '../attendances/writes.js';
 import { editionOnlineSql } from '../editions/service.js';
 import { Offer, OfferDate, type ApplicationQuestion } from './entity.js';
 import type {
@@ -37,6 +38,8 @@ type Row = {
   edition: Ref; hosts: Ref[]; categories: Ref[];
   dates: { uuid: string; begin: string; end: string; recurrence: string | null }[];
   variantBase: Ref | null; variants: Ref[];
+  /** Applications per state (only states that occur). */
+  counts: Partial<Record<AttendanceState, number>>;
 };
 
 // ---- who sees what --------------------------------------------------------------------------------
@@ -68,35 +71,60 @@ function visibility(ctx: ServiceContext, viewer: Viewer): RawBuilder<unknown> {
 
 // ---- the projection -------------------------------------------------------------------------------
 
+/**
+ * A timestamptz as the API writes it (spec 1.7, D10): Berlin wall-clock time, whole seconds, with the offset of
+ * that instant, e.g. `2027-07-05T09:00:00+02:00`; the same text as formatTimestamp, but made by PostgreSQL in the
+ * page's query. Formatting with luxon in Node cost ~150 µs per value, over half the CPU of a 200-offer page
+ * (bench/README.md).
+ */
+function apiTimestampSql(column: string): RawBuilder<string> {
+  const col = sql.ref(column);
+  const local = sql`(${col} at time zone ${sql.lit(ZONE)})`;
+  const utc = sql`(${col} at time zone 'UTC')`;
+  return sql<string>`(to_char(${local}, 'YYYY-MM-DD"T"HH24:MI:SS')
+    || case when ${local} < ${utc} then '-' else '+' end || to_char(greatest(${local} - ${utc}, ${utc} - ${local}), 'HH24:MI'))`;
+}
+
 function projection(ctx: ServiceContext, where: RawBuilder<unknown>, orderBy: RawBuilder<unknown>, limit: number, offset: number) {
   const t = (name: string) => tableOf(ctx, name);
   return sql<Row>`
     select o.uuid, o.name, o.alias, o.places, o.publish, o.teaser, o.description, o.fee,
       o.min_age as "minAge", o.max_age as "maxAge", o.min_participants as "minParticipants",
       o.max_participants as "maxParticipants", o.requires_application as "requiresApplication",
-      o.online_application as "onlineApplication", o.application_deadline::text as "applicationDeadline",
+      o.online_application as "onlineApplication", ${apiTimestampSql('o.application_deadline')} as "applicationDeadline",
       o.apply_text as "applyText", o.meeting_point as "meetingPoint", o.meeting_address as "meetingAddress",
       o.meeting_lat as "meetingLat", o.meeting_lng as "meetingLng", o.bring,
       o.wheelchair_accessible as "wheelchairAccessible", o.media, o.comment, o.contact,
-      o.application_questions as "applicationQuestions", o.created_at::text as "createdAt",
-      o.modified_at::text as "modifiedAt", fd.first_begin::text as "firstBegin",
+      o.application_questions as "applicationQuestions", ${apiTimestampSql('o.created_at')} as "createdAt",
+      ${apiTimestampSql('o.modified_at')} as "modifiedAt", fd.first_begin::text as "firstBegin",
       json_build_object('uuid', e.uuid, 'name', e.name, 'alias', e.alias) as edition,
       coalesce((select json_agg(json_build_object('uuid', g.uuid, 'name', g.name, 'alias', g.alias) order by h.position, g.name)
         from ${t('offer_hosts')} h join ${t('organisers')} g on g.uuid = h.organiser_uuid where h.offer_uuid = o.uuid), '[]'::json) as hosts,
       coalesce((select json_agg(json_build_object('uuid', c.uuid, 'name', c.name, 'alias', c.alias) order by oc.position, c.name)
         from ${t('offer_categories')} oc join ${t('categories')} c on c.uuid = oc.category_uuid where oc.offer_uuid = o.uuid), '[]'::json) as categories,
-      coalesce((select json_agg(json_build_object('uuid', d.uuid, 'begin', d."begin", 'end', d."end", 'recurrence', d.recurrence)
+      coalesce((select json_agg(json_build_object('uuid', d.uuid, 'begin', ${apiTimestampSql('d.begin')}, 'end', ${apiTimestampSql('d.end')}, 'recurrence', d.recurrence)
           order by d.position, d."begin")
         from ${t('offer_dates')} d where d.offer_uuid = o.uuid), '[]'::json) as dates,
       (select json_build_object('uuid', b.uuid, 'name', b.name, 'alias', b.alias) from ${t('offers')} b where b.uuid = o.variant_base_uuid) as "variantBase",
       coalesce((select json_agg(json_build_object('uuid', v.uuid, 'name', v.name, 'alias', v.alias) order by v.created_at, v.uuid)
-        from ${t('offers')} v where v.variant_base_uuid = o.uuid), '[]'::json) as variants
+        from ${t('offers')} v where v.variant_base_uuid = o.uuid), '[]'::json) as variants,
+      coalesce((select json_object_agg(ac.status, ac.n) from (select a.status, count(*)::int as n
+        from ${t('attendances')} a where a.offer_uuid = o.uuid group by a.status) ac), '{}'::json) as counts
     from ${t('offers')} o
     join ${t('editions')} e on e.uuid = o.edition_uuid
     left join lateral (select min(d."begin") as first_begin from ${t('offer_dates')} d where d.offer_uuid = o.uuid) fd on true
     where ${where}
     order by ${orderBy}
     limit ${limit} offset ${offset}`;
+}
+
+/**
+ * The projection's rows, each fetched as one JSON text and parsed once: pg's own per-column parsing of the ~20
+ * json/array cells of a row cost over half of the Node CPU of a 200-offer page (bench/README.md).
+ */
+async function rowsOf(query: RawBuilder<Row>, db: Executor): Promise<Row[]> {
+  const res = await sql<{ row: string }>`select row_to_json(p)::text as row from (${query}) p`.execute(db);
+  return res.rows.map((r) => JSON.parse(r.row) as Row);
 }
 
 function offerUrl(ctx: ServiceContext, alias: string): string | undefined {
@@ -106,11 +134,10 @@ function offerUrl(ctx: ServiceContext, alias: string): string | undefined {
   return host ? `https://${host}/angebote/${alias}` : undefined;
 }
 
-const ts = (v: string | null) => (v == null ? null : formatTimestamp(v) ?? null);
 
 function toOut(ctx: ServiceContext, viewer: Viewer, r: Row, now: Date): OfferOut {
-  // Applications do not exist yet: no confirmed places are taken.
-  const confirmed = 0;
+  // D10: vacancies = maxParticipants − confirmed applications (held-back confirmations hold a place too).
+  const confirmed = r.counts.confirmed ?? 0;
   const vac = vacancies(r.maxParticipants, confirmed);
   const out: Record<string, unknown> = {
     uuid: r.uuid,
@@ -121,7 +148,7 @@ function toOut(ctx: ServiceContext, viewer: Viewer, r: Row, now: Date): OfferOut
     status: normalizePlaces(r.places),
     teaser: r.teaser,
     description: r.description,
-    dates: r.dates.map((d) => ({ uuid: d.uuid, begin: ts(d.begin), end: ts(d.end), recurrence: d.recurrence })),
+    dates: r.dates,
     fee: r.fee,
     minAge: r.minAge,
     maxAge: r.maxAge,
@@ -131,7 +158,7 @@ function toOut(ctx: ServiceContext, viewer: Viewer, r: Row, now: Date): OfferOut
     fullyBooked: fullyBooked(r.maxParticipants, confirmed),
     requiresApplication: r.requiresApplication,
     onlineApplication: r.onlineApplication,
-    applicationDeadline: ts(r.applicationDeadline),
+    applicationDeadline: r.applicationDeadline,
     applyText: r.applyText,
     meetingPoint: r.meetingPoint,
     meetingAddress: r.meetingAddress,
@@ -142,8 +169,8 @@ function toOut(ctx: ServiceContext, viewer: Viewer, r: Row, now: Date): OfferOut
     categories: r.categories,
     url: offerUrl(ctx, r.alias),
     media: r.media ?? [],
-    createdAt: ts(r.createdAt),
-    modifiedAt: ts(r.modifiedAt),
+    createdAt: r.createdAt,
+    modifiedAt: r.modifiedAt,
   };
   if (viewer.kind !== 'public') {
     const role: OfferRole = viewer.kind;
@@ -151,7 +178,7 @@ function toOut(ctx: ServiceContext, viewer: Viewer, r: Row, now: Date): OfferOut
     out.publish = r.publish;
     out.comment = r.comment;
     out.contact = r.contact;
-    out.attendances = Object.fromEntries(ATTENDANCE_STATES.map((s) => [s, 0]));
+    out.attendances = Object.fromEntries(ATTENDANCE_STATES.map((s) => [s, r.counts[s] ?? 0]));
     out.applicationQuestions = r.applicationQuestions ?? [];
     out.transitions = offerTransitionsFor({
       role, ownOffer, places: r.places, now, firstDateBegin: r.firstBegin ? new Date(r.firstBegin) : null,
@@ -237,15 +264,15 @@ export async function listOffers(ctx: ServiceContext, input: ListOffersInput): P
     conds.push(sql`o.uuid = any(${matching}::uuid[])`);
   }
   const where = sql.join(conds, sql` and `);
-  const res = await projection(ctx, where, orderByOf(input), limit, offset).execute(db);
-  return res.rows.map((r) => toOut(ctx, viewer, r, now));
+  const rows = await rowsOf(projection(ctx, where, orderByOf(input), limit, offset), db);
+  return rows.map((r) => toOut(ctx, viewer, r, now));
 }
 
 async function readOffer(ctx: ServiceContext, db: Executor, uuid: string, viewer: Viewer): Promise<OfferOut | null> {
   const now = new Date();
   const where = sql`o.uuid = ${uuid}::uuid and ${visibility(ctx, viewer)}`;
-  const res = await projection(ctx, where, sql`o.uuid`, 1, 0).execute(db);
-  return res.rows[0] ? toOut(ctx, viewer, res.rows[0], now) : null;
+  const [row] = await rowsOf(projection(ctx, where, sql`o.uuid`, 1, 0), db);
+  return row ? toOut(ctx, viewer, row, now) : null;
 }
 
 export async function getOffer(ctx: ServiceContext, uuid: string): Promise<OfferOut> {
@@ -344,11 +371,6 @@ async function syncVariants(ctx: ServiceContext, db: Executor, baseUuid: string,
   }
 }
 
-async function tableExists(ctx: ServiceContext, db: Executor, table: string): Promise<boolean> {
-  const res = await sql<{ t: string | null }>`select to_regclass(${`${ctx.tenant.schema}.${table}`})::text as t`.execute(db);
-  return res.rows[0]?.t != null;
-}
-
 /** Loads an offer for a write; organisers only touch offers they can see, and only their own (403). */
 async function loadForWrite(ctx: ServiceContext, em: Em, uuid: string): Promise<{ offer: Offer; hosts: string[] }> {
   const offer = await em.findOne(Offer, { uuid });
@@ -406,6 +428,7 @@ export async function updateOffer(ctx: ServiceContext, input: UpdateOfferInput):
   await ctx.em.transactional(async (em) => {
     const db = dbOf(em);
     const { offer } = await loadForWrite(ctx, em, input.uuid);
+    const placesBefore = offer.maxParticipants ?? null;
     if (input.edition != null) offer.editionUuid = await resolveRef(ctx, db, 'editions', input.edition, 'edition', 'edition');
     let hosts: string[] | null = null;
     if (wasSent(input, 'hosts')) {
@@ -449,6 +472,7 @@ export async function updateOffer(ctx: ServiceContext, input: UpdateOfferInput):
     if (hosts) await replaceLinks(ctx, db, 'offer_hosts', offer.uuid, hosts);
     if (categories) await replaceLinks(ctx, db, 'offer_categories', offer.uuid, categories);
     await syncVariants(ctx, db, offer.uuid, renamed);
+    if (wasSent(input, 'maxParticipants')) await refillAfterCapacityChange(ctx, db, offer.uuid, placesBefore, offer.maxParticipants ?? null);
   });
   return tokenView(ctx, input.uuid);
 }
@@ -457,11 +481,9 @@ export async function deleteOffer(ctx: ServiceContext, uuid: string): Promise<vo
   await ctx.em.transactional(async (em) => {
     const db = dbOf(em);
     const { offer } = await loadForWrite(ctx, em, uuid);
-    // Applications live in `attendances` once that resource exists; until then there are none to count.
-    if (await tableExists(ctx, db, 'attendances')) {
-      const res = await sql<{ n: number }>`select count(*)::int as n from ${tableOf(ctx, 'attendances')} where offer_uuid = ${uuid}`.execute(db);
-      if ((res.rows[0]?.n ?? 0) > 0) throw conflict(`The offer ${uuid} has ${res.rows[0].n} applications and cannot be deleted.`);
-    }
+    // D5: 409 while applications exist.
+    const res = await sql<{ n: number }>`select count(*)::int as n from ${tableOf(ctx, 'attendances')} where offer_uuid = ${uuid}`.execute(db);
+    if ((res.rows[0]?.n ?? 0) > 0) throw conflict(`The offer ${uuid} has ${res.rows[0].n} applications and cannot be deleted.`);
     await sql`update ${tableOf(ctx, 'offers')} set variant_base_uuid = null where variant_base_uuid = ${uuid}`.execute(db);
     em.remove(offer);
     await em.flush();
@@ -470,9 +492,8 @@ export async function deleteOffer(ctx: ServiceContext, uuid: string): Promise<vo
 
 // ---- workflow -------------------------------------------------------------------------------------
 
-/** E-mail addresses of the families with a confirmed place on the offer (none before applications exist). */
+/** E-mail addresses of the families with a confirmed place on the offer. */
 async function confirmedFamilies(ctx: ServiceContext, db: Executor, offerUuid: string): Promise<string[]> {
-  for (const t of ['attendances', 'participants', 'accounts']) if (!(await tableExists(ctx, db, t))) return [];
   const res = await sql<{ email: string }>`
     select distinct coalesce(acc.email, p.email) as email
     from ${tableOf(ctx, 'attendances')} a

@@ -1,0 +1,70 @@
+import http, { STATUS_CODES, type RequestListener, type Server } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { PROBLEM_CONTENT_TYPE, renderProblem } from './problem.js';
+
+// The HTTP server around the express app, with the limits of a JSON API (spec 8): a request must send its
+// headers within 10 s and be complete within 30 s, an idle keep-alive connection is closed after 5 s, and
+// the headers of one request may not exceed 16 KiB. Requests node refuses before express sees them
+// (oversized headers, a timeout, a malformed request line) still get a problem+json body.
+export type ServerLimits = {
+  requestTimeoutMs: number;
+  headersTimeoutMs: number;
+  keepAliveTimeoutMs: number;
+  maxHeaderSize: number;
+  connectionsCheckingIntervalMs: number;
+};
+
+export const SERVER_LIMITS: ServerLimits = {
+  requestTimeoutMs: 30_000,
+  headersTimeoutMs: 10_000,
+  keepAliveTimeoutMs: 5_000,
+  maxHeaderSize: 16 * 1024,
+  /** How often node checks the two timeouts above (its default, 30 s, would let a request linger 40 s). */
+  connectionsCheckingIntervalMs: 2_000,
+};
+
+/** Headers suited to a JSON API, on every response (also the ones written below). */
+export const SECURITY_HEADERS: Record<string, string> = {
+  'X-Content-Type-Options': 'nosniff',
+  'X-Frame-Options': 'DENY',
+  'Referrer-Policy': 'no-referrer',
+  'Content-Security-Policy': "default-src 'none'; frame-ancestors 'none'",
+  'Strict-Transport-Security': 'max-age=31536000',
+};
+
+/** `limits`: the defaults above; tests pass shorter timeouts. */
+export function createHttpServer(app: RequestListener, limits: ServerLimits = SERVER_LIMITS): Server {
+  const server = http.createServer(
+    { maxHeaderSize: limits.maxHeaderSize, connectionsCheckingInterval: limits.connectionsCheckingIntervalMs },
+    app,
+  );
+  server.requestTimeout = limits.requestTimeoutMs;
+  server.headersTimeout = limits.headersTimeoutMs;
+  server.keepAliveTimeout = limits.keepAliveTimeoutMs;
+  server.on('clientError', (err: Error & { code?: string }, socket: Duplex) => answerClientError(err, socket, limits));
+  return server;
+}
+
+/** Node's own answer to these is a bare status line; ours is problem+json, and the connection is closed. */
+function answerClientError(err: Error & { code?: string }, socket: Duplex, limits: ServerLimits): void {
+  const inFlight = (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+  if (err.code === 'ECONNRESET' || !socket.writable || inFlight?.headersSent) {
+    socket.destroy();
+    return;
+  }
+  const known: Record<string, { status: number; detail: string }> = {
+    HPE_HEADER_OVERFLOW: { status: 431, detail: `The request headers are larger than ${limits.maxHeaderSize} bytes.` },
+    ERR_HTTP_REQUEST_TIMEOUT: { status: 408, detail: 'The request was not received in time.' },
+  };
+  const { status, detail } = known[err.code ?? ''] ?? { status: 400, detail: 'The request is not valid HTTP.' };
+  const body = JSON.stringify(renderProblem({ status, detail }));
+  const headers = {
+    ...SECURITY_HEADERS,
+    'Content-Type': PROBLEM_CONTENT_TYPE,
+    'Content-Length': String(Buffer.byteLength(body)),
+    'Cache-Control': 'no-store',
+    Connection: 'close',
+  };
+  const head = Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('');
+  socket.end(`HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}\r\n${head}\r\n${body}`);
+}

@@ -1,0 +1,212 @@
+import { ForeignKeyConstraintViolationException } from '@mikro-orm/core';
+import { decideOnCreate, vacancies } from '../../domain/participant-list.js';
+import { canSwitchPayableOn } from '../../domain/payable.js';
+import type { ServiceContext } from '../../platform/context.js';
+import { dbOf } from '../../platform/context.js';
+import { qualified, sql, type Executor } from '../../platform/db/sql.js';
+import { newUuid, parseId } from '../../platform/http/ids.js';
+import { assertPatchNotEmpty, wasSent } from '../../platform/http/patch.js';
+import { conflict, invalid, unprocessable, violation, type Violation } from '../../platform/http/problem.js';
+import type { ApplicationQuestion } from '../offers/entity.js';
+import { assertListEditable } from './access.js';
+import { Attendance, type StoredAnswer } from './entity.js';
+import { attendanceNotFound, offerOfAttendance, readAttendance } from './list.js';
+import type { AttendanceOut, CreateAttendanceInput, UpdateAttendanceInput } from './schema.js';
+import {
+  firstComeRunning, loadList, lockOffer, queueDecisionMail, refillLocked, reorderList, saveOrder, type ListRow,
+} from './writes.js';
+
+// Applications (spec 4.3; D10 "Applications"): create, update, delete. Transitions, transfer and refill have
+// their own files. Every write locks the offer's row first (see writes.ts), then changes the application
+// through the entity, renumbers the participant list and queues e-mails, all in one transaction.
+
+export { getAttendance, listAttendances, listOfferAttendances } from './list.js';
+export { transitionAttendance } from './transitions.js';
+export { transferAttendance } from './transfer.js';
+export { refillOffer } from './refill.js';
+
+/** Decision reasons recorded when the procedure decides (spec 2.2 `decisionReason`). */
+const REASONS = {
+  confirmed: 'Anmeldung nach Eingang: ein Platz war frei',
+  waitlisted: 'Anmeldung nach Eingang: ausgebucht, auf der Warteliste',
+  waiting: 'Losverfahren: wartet auf die Platzvergabe',
+} as const;
+
+/** The application as the caller sees it, read after the transaction committed. */
+export async function respond(ctx: ServiceContext, uuid: string): Promise<AttendanceOut> {
+  const out = await readAttendance(ctx, uuid);
+  if (!out) throw attendanceNotFound(uuid);
+  return out;
+}
+
+async function participantOf(ctx: ServiceContext, db: Executor, uuid: string): Promise<{ uuid: string; pseudonymised: boolean } | null> {
+  const res = await sql<{ uuid: string; pseudonymised: boolean }>`select uuid, pseudonymised_at is not null as pseudonymised
+    from ${qualified(ctx.tenant.schema, 'participants')} where uuid = ${uuid}::uuid`.execute(db);
+  return res.rows[0] ?? null;
+}
+
+// ---- create -----------------------------------------------------------------------------------------
+
+/**
+ * Spec 4.3 "Create": without `status` the edition's current procedure decides (`decideOnCreate`); an existing
+ * application of the participant for the offer is reused and decided again as if new (D10). `commit: false`
+ * holds the decision back; `notify` queues the family's e-mail.
+ */
+export async function createAttendance(ctx: ServiceContext, input: CreateAttendanceInput): Promise<AttendanceOut> {
+  try {
+    return await respond(ctx, await createInTransaction(ctx, input));
+  } catch (err) {
+    // The participant was deleted between our check and the insert.
+    if (err instanceof ForeignKeyConstraintViolationException) throw unprocessable(`participant: No participant with the identifier ${input.participant} exists.`);
+    throw err;
+  }
+}
+
+async function createInTransaction(ctx: ServiceContext, input: CreateAttendanceInput): Promise<string> {
+  return ctx.em.transactional(async (em) => {
+    const db = dbOf(em);
+    const participant = await participantOf(ctx, db, input.participant);
+    if (!participant) throw unprocessable(`participant: No participant with the identifier ${input.participant} exists.`);
+    if (participant.pseudonymised) throw unprocessable(`participant: The participant ${input.participant} was pseudonymised and cannot apply.`);
+    const offer = await lockOffer(ctx, db, input.offer);
+    if (!offer) throw unprocessable(`offer: No offer with the identifier ${input.offer} exists.`);
+
+    // One read of the list under the lock gives the existing application, the places taken and the order.
+    const rows = await loadList(ctx, db, offer.uuid);
+    const previous = rows.find((r) => r.participant === participant.uuid) ?? null;
+    // D10: held-back confirmations hold a place too; a reused application's own place counts as free.
+    const confirmed = rows.filter((r) => r.status === 'confirmed' && r !== previous).length;
+    const status = decideOnCreate({
+      procedure: offer.procedure,
+      requestedStatus: input.status ?? null,
+      vacancies: vacancies(offer.maxParticipants, confirmed),
+    });
+    const now = new Date();
+    const changed = previous?.status !== status;
+    const id = previous?.id ?? newUuid();
+    // Decided again as if new (D10): a changed state goes to the end of its new group.
+    const row: ListRow = { id, participant: participant.uuid, status, sorting: changed ? null : previous!.sorting, createdAt: previous?.createdAt ?? now };
+    const order = await saveOrder(ctx, db, [...rows.filter((r) => r !== previous), row], id);
+    const fields = {
+      status, sorting: order.get(id)!, heldBack: input.commit === false, decisionReason: input.status ? null : REASONS[status], modifiedAt: now,
+    };
+    let a: Attendance;
+    if (previous) {
+      a = (await em.findOne(Attendance, { uuid: id }))!;
+      Object.assign(a, fields);
+      if (changed) a.statusChangedAt = now;
+      if (status === 'confirmed' && (changed || a.confirmedAt == null)) a.confirmedAt = now;
+      if (input.allAlternateDates != null) a.allAlternateDates = input.allAlternateDates;
+    } else {
+      a = em.create(Attendance, {
+        uuid: id, offerUuid: offer.uuid, participantUuid: participant.uuid, ...fields,
+        userPriority: null, allAlternateDates: input.allAlternateDates ?? true, consentOutstanding: false,
+        createdByAdmin: true, fee: offer.fee ?? 0, payableSwitchedOff: false, paid: false,
+        answers: [], confirmedAt: status === 'confirmed' ? now : null, statusChangedAt: now, createdAt: now,
+      });
+    }
+    await em.flush();
+    if (input.notify) await queueDecisionMail(ctx, db, a.uuid, 'created');
+    return a.uuid;
+  });
+}
+
+// ---- update -----------------------------------------------------------------------------------------
+
+const TYPE_NAMES = { yn: 'a boolean (true or false)', int: 'a whole number', txt: 'a string', file: "an uploaded file's UUID" } as const;
+
+function answerFits(type: ApplicationQuestion['type'], value: string | boolean | number): boolean {
+  switch (type) {
+    case 'yn': return typeof value === 'boolean';
+    case 'int': return typeof value === 'number' && Number.isInteger(value);
+    case 'txt': return typeof value === 'string' && value.length <= 10_000;
+    case 'file': return typeof value === 'string' && parseId(value) !== null;
+  }
+}
+
+/**
+ * Spec 4.3 "Update" `answers`: keys are question UUIDs of the offer's applicationQuestions (an unknown one is
+ * 422, D10), values of the question's type; null removes an answer. Returns the new answers in question order.
+ */
+function mergeAnswers(current: StoredAnswer[], sent: Record<string, string | boolean | number | null>, questions: ApplicationQuestion[]): StoredAnswer[] {
+  const byId = new Map(questions.map((q) => [q.uuid, q]));
+  const next = new Map(current.map((a) => [a.question, a]));
+  const violations: Violation[] = [];
+  for (const [key, value] of Object.entries(sent)) {
+    const id = parseId(key);
+    const q = id ? byId.get(id) : undefined;
+    const path = `answers.${key.slice(0, 100)}`;
+    if (!q) {
+      violations.push(violation(path, 'This offer has no application question with this identifier.', 'choice'));
+      continue;
+    }
+    if (value === null) {
+      next.delete(q.uuid);
+      continue;
+    }
+    if (!answerFits(q.type, value)) {
+      violations.push(violation(path, `The answer to "${q.label}" (type ${q.type}) must be ${TYPE_NAMES[q.type]}.`, 'type'));
+      continue;
+    }
+    next.set(q.uuid, { question: q.uuid, label: q.label, type: q.type, answer: q.type === 'file' ? parseId(value as string)! : value });
+  }
+  if (violations.length > 0) throw invalid(violations);
+  const order = new Map(questions.map((q, i) => [q.uuid, i]));
+  return [...next.values()].sort((a, b) => (order.get(a.question) ?? 1e9) - (order.get(b.question) ?? 1e9));
+}
+
+export async function updateAttendance(ctx: ServiceContext, input: UpdateAttendanceInput): Promise<AttendanceOut> {
+  assertPatchNotEmpty(input);
+  await ctx.em.transactional(async (em) => {
+    const db = dbOf(em);
+    const offerUuid = await offerOfAttendance(ctx, db, input.uuid);
+    if (!offerUuid) throw attendanceNotFound(input.uuid);
+    await assertListEditable(ctx, db, offerUuid, () => attendanceNotFound(input.uuid));
+    const offer = await lockOffer(ctx, db, offerUuid);
+    const a = await em.findOne(Attendance, { uuid: input.uuid });
+    if (!offer || !a) throw attendanceNotFound(input.uuid);
+    // The state never changes here (spec 4.3).
+    if (input.payable === false) {
+      if (a.paid) throw conflict('This application is paid; reverse its receipt instead of making it non-payable.');
+      a.payableSwitchedOff = true;
+    } else if (input.payable === true) {
+      if (!canSwitchPayableOn({ status: a.status, heldBack: a.heldBack, fee: a.fee ?? null })) {
+        throw unprocessable(`payable: Only a confirmed, committed application with a fee can be payable; this one is ${a.status}${a.heldBack ? ' and held back' : ''}${(a.fee ?? 0) > 0 ? '' : ' and free'}.`);
+      }
+      a.payableSwitchedOff = false;
+    }
+    if (input.allAlternateDates != null) a.allAlternateDates = input.allAlternateDates;
+    // Spec 4.3 and 8: negative values become 0; null clears.
+    if (wasSent(input, 'userPriority')) a.userPriority = input.userPriority == null ? null : Math.max(0, input.userPriority);
+    if (wasSent(input, 'answers')) {
+      a.answers = input.answers == null ? [] : mergeAnswers(a.answers ?? [], input.answers, offer.applicationQuestions ?? []);
+    }
+    a.modifiedAt = new Date();
+    await em.flush();
+  });
+  return respond(ctx, input.uuid);
+}
+
+// ---- delete -----------------------------------------------------------------------------------------
+
+/**
+ * Spec 4.3 "Delete": removes the application as if it had never been made (admins only; 409 while paid).
+ * The list is renumbered; a confirmed place freed during a running first-come-first-served phase is refilled
+ * (D10: any change to a participant list).
+ */
+export async function deleteAttendance(ctx: ServiceContext, uuid: string): Promise<void> {
+  await ctx.em.transactional(async (em) => {
+    const db = dbOf(em);
+    const offerUuid = await offerOfAttendance(ctx, db, uuid);
+    if (!offerUuid) throw attendanceNotFound(uuid);
+    const offer = await lockOffer(ctx, db, offerUuid);
+    const a = await em.findOne(Attendance, { uuid });
+    if (!offer || !a) throw attendanceNotFound(uuid);
+    if (a.paid) throw conflict('A paid receipt refers to this application; reverse the receipt before deleting it.');
+    const wasConfirmed = a.status === 'confirmed';
+    em.remove(a);
+    await em.flush();
+    await reorderList(ctx, db, offer.uuid);
+    if (wasConfirmed && (await firstComeRunning(ctx, db, offer.editionUuid))) await refillLocked(ctx, db, offer, true);
+  });
+}

@@ -1,0 +1,68 @@
+import type { ServiceContext } from '../../platform/context.js';
+import { dbOf } from '../../platform/context.js';
+import { qualified, sql } from '../../platform/db/sql.js';
+import { newUuid } from '../../platform/http/ids.js';
+import { conflict } from '../../platform/http/problem.js';
+import { assertMayTransfer, loadOfferInfo, offerNotFound, offerVisible, viewerOf } from './access.js';
+import { Attendance } from './entity.js';
+import { attendanceNotFound, offerOfAttendance, readAttendance } from './list.js';
+import type { AttendanceOut, TransferAttendanceInput } from './schema.js';
+import { firstComeRunning, lockOffers, queueDecisionMail, refillLocked, reorderList } from './writes.js';
+
+// Spec 3.2 (last line) and 4.3 "Transfer", rules 1-7; D10 (any edition, any source state, commit:false).
+// 1. a new application (new uuid) for the target; the old one is deleted with its answers;
+// 2. fee, paid and payable carry over (amounts are not recalculated; receipts will move with it, D8);
+// 3. the target list is renumbered and, during a running first-come-first-served phase, refilled (e-mails);
+// 4. the source's freed place is not refilled (POST /offers/{uuid}/refill does that), only renumbered;
+// 5. organisers need organisersTransferParticipants and a source list they can see (403);
+// 6. a target the caller cannot see: 404;
+// 7. 409 for the own offer, an existing application for the target (any state), a pseudonymised participant.
+// Both offers are locked (in uuid order) for the whole transaction.
+
+export async function transferAttendance(ctx: ServiceContext, input: TransferAttendanceInput): Promise<AttendanceOut> {
+  const created = await ctx.em.transactional(async (em) => {
+    const db = dbOf(em);
+    const missing = () => attendanceNotFound(input.uuid);
+    const sourceUuid = await offerOfAttendance(ctx, db, input.uuid);
+    if (!sourceUuid) throw missing();
+    await assertMayTransfer(ctx, db, sourceUuid, missing);
+    const targetInfo = await loadOfferInfo(ctx, db, input.offer);
+    if (!targetInfo || !offerVisible(viewerOf(ctx), targetInfo)) throw offerNotFound(input.offer);
+    if (targetInfo.uuid === sourceUuid) throw conflict('The application is already for this offer; a transfer needs another offer.');
+
+    const locked = await lockOffers(ctx, db, [sourceUuid, targetInfo.uuid]);
+    const source = locked.get(sourceUuid);
+    const target = locked.get(targetInfo.uuid);
+    const old = await em.findOne(Attendance, { uuid: input.uuid });
+    if (!source || !old || old.offerUuid !== sourceUuid) throw missing();
+    if (!target) throw offerNotFound(input.offer);
+
+    const participant = await sql<{ pseudonymised: boolean }>`select pseudonymised_at is not null as pseudonymised
+      from ${qualified(ctx.tenant.schema, 'participants')} where uuid = ${old.participantUuid}::uuid`.execute(db);
+    if (participant.rows[0]?.pseudonymised) throw conflict('The participant was pseudonymised; the application cannot be transferred.');
+    const clash = await em.findOne(Attendance, { offerUuid: target.uuid, participantUuid: old.participantUuid });
+    if (clash) {
+      throw conflict(`The participant already has an application for the target offer (${clash.uuid}, ${clash.status}); it cannot be transferred there.`);
+    }
+
+    const now = new Date();
+    const status = input.status ?? 'waiting';
+    const next = em.create(Attendance, {
+      uuid: newUuid(), offerUuid: target.uuid, participantUuid: old.participantUuid, status, sorting: null,
+      userPriority: old.userPriority ?? null, allAlternateDates: old.allAlternateDates, consentOutstanding: old.consentOutstanding,
+      heldBack: input.commit === false, decisionReason: null, createdByAdmin: true,
+      fee: old.fee ?? null, payableSwitchedOff: old.payableSwitchedOff, paid: old.paid,
+      answers: [], confirmedAt: status === 'confirmed' ? now : null, statusChangedAt: now, createdAt: now, modifiedAt: now,
+    });
+    em.remove(old);
+    await em.flush();
+    await reorderList(ctx, db, source.uuid);
+    await reorderList(ctx, db, target.uuid);
+    if (input.notify) await queueDecisionMail(ctx, db, next.uuid, 'transfer');
+    if (await firstComeRunning(ctx, db, target.editionUuid)) await refillLocked(ctx, db, target, true);
+    return next.uuid;
+  });
+  const out = await readAttendance(ctx, created);
+  if (!out) throw attendanceNotFound(created);
+  return out;
+}

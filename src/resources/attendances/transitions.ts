@@ -1,0 +1,60 @@
+import {
+  ATTENDANCE_TRANSITIONS, applyTransition, freesPlace, isAttendanceTransition, isSystemTransition, notAllowedDetail, organiserMayApply,
+} from '../../domain/attendance-states.js';
+import type { ServiceContext } from '../../platform/context.js';
+import { dbOf } from '../../platform/context.js';
+import { conflict, forbidden, invalid, violation } from '../../platform/http/problem.js';
+import { assertListEditable, viewerOf } from './access.js';
+import { Attendance } from './entity.js';
+import { attendanceNotFound, offerOfAttendance, readAttendance } from './list.js';
+import type { AttendanceOut, TransitionAttendanceInput } from './schema.js';
+import { firstComeRunning, lockOffer, queueDecisionMail, refillLocked, reorderList } from './writes.js';
+
+// Spec 3.2, 3.4, 4.3 "Transition". The matrix and its messages are the domain's (attendance-states.ts).
+// Order of checks: the application (404), the caller's right to change this list (403), the transition's
+// name (422: unknown, or system-only await_email/await_consents), the caller's right to this transition
+// (organisers never withdraw: 403), then the state (409 naming the current state and the possible ones);
+// D10: permission before state.
+
+export async function transitionAttendance(ctx: ServiceContext, input: TransitionAttendanceInput): Promise<AttendanceOut> {
+  await ctx.em.transactional(async (em) => {
+    const db = dbOf(em);
+    const missing = () => attendanceNotFound(input.uuid);
+    const offerUuid = await offerOfAttendance(ctx, db, input.uuid);
+    if (!offerUuid) throw missing();
+    await assertListEditable(ctx, db, offerUuid, missing);
+    const name = input.transition;
+    if (isSystemTransition(name)) {
+      throw invalid([violation('transition', `"${name}" is applied by the system only and cannot be sent.`, 'choice')]);
+    }
+    if (!isAttendanceTransition(name)) {
+      throw invalid([violation('transition', `Unknown transition "${name.slice(0, 40)}". Transitions: ${ATTENDANCE_TRANSITIONS.join(', ')}.`, 'choice')]);
+    }
+    if (viewerOf(ctx).kind === 'organiser' && !organiserMayApply(name)) {
+      throw forbidden(`Organisers may not apply the transition "${name}".`);
+    }
+    const offer = await lockOffer(ctx, db, offerUuid);
+    const a = await em.findOne(Attendance, { uuid: input.uuid });
+    if (!offer || !a) throw missing();
+    const result = applyTransition(a.status, name);
+    if (!result.ok) throw conflict(notAllowedDetail(a.status, name));
+    const now = new Date();
+    a.status = result.to;
+    a.statusChangedAt = now;
+    if (result.to === 'confirmed') a.confirmedAt = now;
+    // Spec 4.3: `commit: false` holds the decision back (no fee due, family not told); otherwise it is final.
+    a.heldBack = input.commit === false;
+    a.decisionReason = null;
+    a.modifiedAt = now;
+    await em.flush();
+    await reorderList(ctx, db, offer.uuid);
+    if (input.notify) await queueDecisionMail(ctx, db, a.uuid, `transition:${name}`);
+    // D10: a withdrawal frees its place; during a running first-come-first-served phase the waiting list moves up.
+    if (name === 'withdraw' && freesPlace(result.from, result.to) && (await firstComeRunning(ctx, db, offer.editionUuid))) {
+      await refillLocked(ctx, db, offer, true);
+    }
+  });
+  const out = await readAttendance(ctx, input.uuid);
+  if (!out) throw attendanceNotFound(input.uuid);
+  return out;
+}

@@ -1,0 +1,198 @@
+import type { AttendanceState } from '../../domain/attendance-states.js';
+import type { EditionWithTasks, Procedure, TaskType } from '../../domain/edition-phases.js';
+import { firstComePhaseRunning } from '../../domain/participant-list-access.js';
+import { refillCandidates, sortParticipantList, vacancies } from '../../domain/participant-list.js';
+import type { ServiceContext } from '../../platform/context.js';
+import { qualified, sql, type Executor } from '../../platform/db/sql.js';
+import { queueMail } from '../../platform/mail/outbox.js';
+import type { ApplicationQuestion } from '../offers/entity.js';
+import { editionProcedureSql } from '../editions/service.js';
+
+// Shared steps of every write to a participant list. Each write runs in one transaction that first locks
+// the offer's row (`for no key update`): writers of one offer take turns in the database, so places are
+// never overbooked and `sorting` stays 1..n, across processes. Inserts referencing the offer only take a
+// key-share lock, which `for no key update` does not block. Two offers (transfer) are locked in uuid order.
+
+export type LockedOffer = {
+  uuid: string;
+  name: string;
+  editionUuid: string;
+  maxParticipants: number | null;
+  fee: number | null;
+  applicationQuestions: ApplicationQuestion[];
+  /** The edition's effective procedure now (D4). */
+  procedure: Procedure;
+};
+
+const table = (ctx: ServiceContext, name: string) => qualified(ctx.tenant.schema, name);
+
+/** Locks the offers (in uuid order) for the rest of the transaction; returns those that exist. */
+export async function lockOffers(ctx: ServiceContext, db: Executor, uuids: string[]): Promise<Map<string, LockedOffer>> {
+  const out = new Map<string, LockedOffer>();
+  for (const uuid of [...new Set(uuids)].sort()) {
+    const res = await sql<LockedOffer>`
+      select o.uuid, o.name, o.edition_uuid as "editionUuid", o.max_participants as "maxParticipants", o.fee,
+        o.application_questions as "applicationQuestions", ${editionProcedureSql(ctx.tenant.schema, 'e')} as procedure
+      from ${table(ctx, 'offers')} o
+      join ${table(ctx, 'editions')} e on e.uuid = o.edition_uuid
+      where o.uuid = ${uuid}::uuid
+      for no key update of o`.execute(db);
+    if (res.rows[0]) out.set(uuid, res.rows[0]);
+  }
+  return out;
+}
+
+export async function lockOffer(ctx: ServiceContext, db: Executor, uuid: string): Promise<LockedOffer | null> {
+  return (await lockOffers(ctx, db, [uuid])).get(uuid) ?? null;
+}
+
+/** One row of a participant list, as the ordering rule needs it. */
+export type ListRow = { id: string; participant: string; status: AttendanceState; sorting: number | null; createdAt: Date };
+
+/** The offer's participant list (unordered). Call with the offer locked. */
+export async function loadList(ctx: ServiceContext, db: Executor, offerUuid: string): Promise<ListRow[]> {
+  const res = await sql<{ id: string; participant: string; status: AttendanceState; sorting: number | null; createdMs: number }>`
+    select uuid as id, participant_uuid as participant, status, sorting, (extract(epoch from created_at) * 1000)::float8 as "createdMs"
+    from ${table(ctx, 'attendances')} where offer_uuid = ${offerUuid}::uuid`.execute(db);
+  return res.rows.map((r) => ({ id: r.id, participant: r.participant, status: r.status, sorting: r.sorting, createdAt: new Date(r.createdMs) }));
+}
+
+/**
+ * Stores the positions `sortParticipantList` gives `rows` (D10 `sorting`: 1..n, groups by state, each keeping
+ * its previous order, new ones last in their group). Rows whose position changed count as modified
+ * (`modifiedSince`); `skip` names a row its caller writes itself. Returns the new positions.
+ */
+export async function saveOrder(ctx: ServiceContext, db: Executor, rows: ListRow[], skip: string | null = null): Promise<Map<string, number>> {
+  const before = new Map(rows.map((r) => [r.id, r.sorting]));
+  const sorted = sortParticipantList(rows);
+  const changed = sorted.filter((a) => a.id !== skip && before.get(a.id) !== a.sorting);
+  if (changed.length > 0) {
+    await sql`update ${table(ctx, 'attendances')} a set sorting = v.s, modified_at = now()
+      from unnest(${changed.map((c) => c.id)}::uuid[], ${changed.map((c) => c.sorting)}::int[]) as v(id, s)
+      where a.uuid = v.id`.execute(db);
+  }
+  return new Map(sorted.map((a) => [a.id, a.sorting]));
+}
+
+/** Renumbers the offer's participant list. Call with the offer locked, after the change is flushed. */
+export async function reorderList(ctx: ServiceContext, db: Executor, offerUuid: string): Promise<void> {
+  await saveOrder(ctx, db, await loadList(ctx, db, offerUuid));
+}
+
+// ---- e-mail to the family (D9: an outbox row in the same transaction) -------------------------------
+
+const SUBJECTS: Record<AttendanceState, string> = {
+  waiting: 'Anmeldung eingegangen',
+  confirmed: 'Platzzusage',
+  waitlisted: 'Warteliste',
+  rejected: 'Absage',
+  withdrawn: 'Abmeldung',
+  unfulfilled: 'Leider kein Platz',
+  participated: 'Teilnahme',
+  noshow: 'Nicht erschienen',
+  email_unconfirmed: 'Bitte E-Mail-Adresse bestätigen',
+  consents_outstanding: 'Einverständnis fehlt',
+};
+
+function bodyFor(status: AttendanceState, child: string, offer: string): string {
+  const lines: Record<AttendanceState, string> = {
+    waiting: `die Anmeldung von ${child} für „${offer}“ ist eingegangen. Über die Plätze wird noch entschieden.`,
+    confirmed: `${child} hat einen Platz für „${offer}“ bekommen.`,
+    waitlisted: `${child} steht für „${offer}“ auf der Warteliste. Wird ein Platz frei, melden wir uns.`,
+    rejected: `für „${offer}“ können wir ${child} leider keinen Platz geben.`,
+    withdrawn: `die Anmeldung von ${child} für „${offer}“ wurde zurückgezogen.`,
+    unfulfilled: `bei der Platzvergabe für „${offer}“ hat ${child} leider keinen Platz bekommen.`,
+    participated: `schön, dass ${child} an „${offer}“ teilgenommen hat.`,
+    noshow: `${child} ist zu „${offer}“ nicht erschienen.`,
+    email_unconfirmed: `bitte bestätigen Sie Ihre E-Mail-Adresse für die Anmeldung von ${child} zu „${offer}“.`,
+    consents_outstanding: `für die Anmeldung von ${child} zu „${offer}“ fehlt noch ein Einverständnis.`,
+  };
+  return `Guten Tag,\n\n${lines[status]}\n\nIhr Ferienprogramm-Team\n`;
+}
+
+/**
+ * Queues the family's e-mail about the application's current state: to the account's address, else the
+ * participant's own. Returns false when there is no address to write to.
+ */
+export async function queueDecisionMail(ctx: ServiceContext, db: Executor, attendanceUuid: string, cause: string): Promise<boolean> {
+  const res = await sql<{ status: AttendanceState; offer: string; offerUuid: string; firstname: string | null; email: string | null }>`
+    select a.status, o.name as offer, o.uuid as "offerUuid",
+      case when p.pseudonymised_at is null then p.firstname end as firstname, coalesce(acc.email, p.email) as email
+    from ${table(ctx, 'attendances')} a
+    join ${table(ctx, 'offers')} o on o.uuid = a.offer_uuid
+    join ${table(ctx, 'participants')} p on p.uuid = a.participant_uuid
+    left join ${table(ctx, 'accounts')} acc on acc.uuid = p.account_uuid
+    where a.uuid = ${attendanceUuid}::uuid`.execute(db);
+  const r = res.rows[0];
+  if (!r?.email) return false;
+  await queueMail(db, ctx.tenant.schema, {
+    kind: `attendance_${r.status}`,
+    recipient: r.email,
+    subject: `${SUBJECTS[r.status]}: ${r.offer}`,
+    body: bodyFor(r.status, r.firstname ?? 'Ihr Kind', r.offer),
+    payload: { attendance: attendanceUuid, offer: r.offerUuid, status: r.status, cause },
+  });
+  return true;
+}
+
+// ---- refill (spec 4.2, D5, D10) ---------------------------------------------------------------------
+
+/** The edition with its phases, for the phase rules (D4). */
+export async function editionWithTasks(ctx: ServiceContext, db: Executor, editionUuid: string): Promise<EditionWithTasks | null> {
+  const res = await sql<{
+    procedure: Procedure; online: boolean; releaseParticipantLists: boolean;
+    tasks: { type: TaskType; begin: number | null; end: number | null; applicationSystem: Procedure | null }[];
+  }>`select e.procedure, e.online, e.release_participant_lists as "releaseParticipantLists",
+      coalesce((select json_agg(json_build_object('type', t.type, 'begin', extract(epoch from t.begin_at) * 1000,
+        'end', extract(epoch from t.end_at) * 1000, 'applicationSystem', t.application_system))
+        from ${table(ctx, 'edition_tasks')} t where t.edition_uuid = e.uuid), '[]'::json) as tasks
+    from ${table(ctx, 'editions')} e where e.uuid = ${editionUuid}::uuid`.execute(db);
+  const r = res.rows[0];
+  if (!r) return null;
+  return {
+    procedure: r.procedure, online: r.online, releaseParticipantLists: r.releaseParticipantLists,
+    tasks: r.tasks.map((t) => ({
+      type: t.type, applicationSystem: t.applicationSystem,
+      begin: t.begin === null ? null : new Date(t.begin), end: t.end === null ? null : new Date(t.end),
+    })),
+  };
+}
+
+export async function firstComeRunning(ctx: ServiceContext, db: Executor, editionUuid: string): Promise<boolean> {
+  const edition = await editionWithTasks(ctx, db, editionUuid);
+  return !!edition && firstComePhaseRunning(edition, new Date());
+}
+
+export const REFILL_REASON = 'Von der Warteliste nachgerückt';
+
+/**
+ * Fills the offer's free places from its waiting list in participant-list order (`refillCandidates`): each
+ * becomes a committed confirmation and, with `notify`, its family is e-mailed. Call with the offer locked.
+ * Returns the applications moved up.
+ */
+export async function refillLocked(ctx: ServiceContext, db: Executor, offer: LockedOffer, notify: boolean): Promise<string[]> {
+  const rows = await loadList(ctx, db, offer.uuid);
+  const order = await saveOrder(ctx, db, rows);
+  const sorted = rows.map((r) => ({ ...r, sorting: order.get(r.id)! })).sort((a, b) => a.sorting - b.sorting);
+  const confirmed = sorted.filter((r) => r.status === 'confirmed').length;
+  const moved = refillCandidates(sorted, vacancies(offer.maxParticipants, confirmed)).map((r) => r.id);
+  if (moved.length === 0) return [];
+  await sql`update ${table(ctx, 'attendances')} set status = 'confirmed', held_back = false, decision_reason = ${REFILL_REASON},
+      confirmed_at = now(), status_changed_at = now(), modified_at = now()
+    where uuid = any(${moved}::uuid[])`.execute(db);
+  await saveOrder(ctx, db, sorted.map((r) => (moved.includes(r.id) ? { ...r, status: 'confirmed' as const } : r)));
+  if (notify) for (const id of moved) await queueDecisionMail(ctx, db, id, 'refill');
+  return moved;
+}
+
+/**
+ * D10: a larger `maxParticipants` during a running first-come-first-served phase moves the waiting list up
+ * (families e-mailed). For the offers service, inside its transaction, after the offer row was updated.
+ */
+export async function refillAfterCapacityChange(ctx: ServiceContext, db: Executor, offerUuid: string, before: number | null, after: number | null): Promise<void> {
+  const grew = before !== null && (after === null || after > before);
+  if (!grew) return;
+  const offer = await lockOffer(ctx, db, offerUuid);
+  if (!offer || !(await firstComeRunning(ctx, db, offer.editionUuid))) return;
+  await refillLocked(ctx, db, offer, true);
+}

@@ -1,0 +1,128 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startHarness, type Harness, type TestTenant } from '../harness/harness.js';
+import { DEMO_MEDIA_BASE, seedDemo, seedDemoIfEmpty, type DemoCounts } from '../../src/demo/seed.js';
+import { FAMILIES, OFFERS } from '../../src/demo/content.js';
+import { createLogger } from '../../src/platform/logging/logger.js';
+
+// `cli demo` / first `npm start` (D1): the demo programme is made through the services and then read back
+// over HTTP exactly as a website would read it.
+let h: Harness;
+let t: TestTenant;
+let counts: DemoCounts;
+
+const namesIn = (state: string) => OFFERS.filter((o) => (o.state ?? 'published') === state).map((o) => o.name);
+const CHILDREN = FAMILIES.reduce((n, f) => n + f.children.length, 0);
+
+beforeAll(async () => {
+  h = await startHarness();
+  t = await h.tenant();
+  counts = await seedDemo(h.orm, t.slug);
+});
+afterAll(() => h.close());
+
+describe('seedDemo', () => {
+  it('adds the whole programme once', () => {
+    expect(counts).toEqual({ categories: 8, organisers: 10, editions: 1, offers: 60, accounts: 15, participants: CHILDREN });
+    expect(CHILDREN).toBe(27);
+  });
+
+  it('adds nothing on a second run, and the tenant keeps its 60 offers', async () => {
+    expect(await seedDemo(h.orm, t.slug)).toEqual({ categories: 0, organisers: 0, editions: 0, offers: 0, accounts: 0, participants: 0 });
+    const all = await t.get('/offers?itemsPerPage=200');
+    expect(all.status).toBe(200);
+    expect(all.body).toHaveLength(60);
+  });
+
+  it('shows anonymous callers the published public offers only, cancelled ones marked', async () => {
+    const res = await t.get('/offers?itemsPerPage=200', { token: null });
+    expect(res.status, res.text).toBe(200);
+    expect(res.body.length).toBeLessThanOrEqual(200);
+    const names = res.body.map((o: any) => o.name).sort();
+    expect(names).toEqual([...namesIn('published'), ...namesIn('cancelled')].sort());
+    expect(res.body).toHaveLength(46);
+    for (const hidden of [...namesIn('draft'), ...namesIn('completed'), ...namesIn('reviewed'), ...namesIn('private_link')]) {
+      expect(names).not.toContain(hidden);
+    }
+    const cancelled = res.body.filter((o: any) => o.status.includes('cancelled'));
+    expect(cancelled.map((o: any) => o.name).sort()).toEqual(namesIn('cancelled').sort());
+    for (const o of cancelled) expect(o.status).toEqual(['published', 'cancelled']);
+    for (const o of res.body) {
+      expect(o.status).toContain('published');
+      expect(o.publish).toBeUndefined();
+      expect(o.edition.name).toBe('Ferienprogramm 2027');
+      expect(o.hosts.length).toBeGreaterThan(0);
+      expect(o.categories.length).toBeGreaterThan(0);
+      expect(o.dates.length).toBeGreaterThan(0);
+      expect(o.minAge).toBeGreaterThanOrEqual(6);
+      expect(o.maxAge).toBeLessThanOrEqual(14);
+      expect(o.description).toContain('**Das erwartet dich:**');
+      expect(o.meetingAddress).toMatch(/12345 Musterstadt$/);
+      for (const m of o.media) expect(m.startsWith(DEMO_MEDIA_BASE)).toBe(true);
+      for (const d of o.dates) expect(d.begin).toMatch(/^2027-0[78]-\d\dT\d\d:\d\d:00\+02:00$/);
+    }
+    for (const o of res.body) expect(Number.isInteger(o.fee)).toBe(true);
+    expect(res.body.filter((o: any) => o.fee === 0).length).toBeGreaterThan(5);
+    expect(res.body.filter((o: any) => o.fee >= 1000).length).toBeGreaterThan(5);
+  });
+
+  it('has one-off, multi-day and recurring dates', async () => {
+    const res = await t.get('/offers?itemsPerPage=200', { token: null });
+    const byName = new Map(res.body.map((o: any) => [o.name, o]));
+    const recurring = res.body.filter((o: any) => o.dates.some((d: any) => d.recurrence));
+    expect(recurring.length).toBeGreaterThanOrEqual(5);
+    expect(recurring.map((o: any) => o.dates[0].recurrence)).toContain('FREQ=WEEKLY;COUNT=4');
+    expect((byName.get('Trommelworkshop') as any).dates).toEqual([
+      expect.objectContaining({ begin: '2027-07-09T10:00:00+02:00', end: '2027-07-09T12:00:00+02:00' }),
+    ]);
+    expect((byName.get('Theater-Ferienwoche') as any).dates).toHaveLength(5);
+    expect((byName.get('Zeltlager am Mustersee') as any).dates).toEqual([
+      expect.objectContaining({ begin: '2027-07-12T10:00:00+02:00', end: '2027-07-15T14:00:00+02:00' }),
+    ]);
+    // The weekly cooking class (5 Thursdays from 8 July) is found on its fourth Thursday.
+    const day = await t.get('/offers?from=2027-07-29&until=2027-07-29&itemsPerPage=200', { token: null });
+    expect(day.body.map((o: any) => o.name)).toContain('Kinderkochkurs: gesund und lecker');
+  });
+
+  it('pages the public list: 30 by default', async () => {
+    const first = await t.get('/offers', { token: null });
+    expect(first.body).toHaveLength(30);
+    const second = await t.get('/offers?page=2', { token: null });
+    expect(second.body).toHaveLength(16);
+  });
+
+  it('keeps drafts, reviewed, completed and private-link offers for token holders', async () => {
+    const res = await t.get('/offers?itemsPerPage=200');
+    const stateOf = (o: any) => (o.publish === 'private_link' ? 'private_link' : o.status.includes('cancelled') ? 'cancelled' : o.status[0]);
+    const tally: Record<string, number> = {};
+    for (const o of res.body) tally[stateOf(o)] = (tally[stateOf(o)] ?? 0) + 1;
+    expect(tally).toEqual({ published: 44, cancelled: 2, private_link: 3, draft: 5, completed: 3, reviewed: 3 });
+    expect(res.body.filter((o: any) => o.applicationQuestions.length > 0).length).toBeGreaterThan(0);
+  });
+
+  it('makes an online edition with its phases, organisers, categories and families', async () => {
+    const editions = await t.get('/editions');
+    expect(editions.body).toHaveLength(1);
+    const e = editions.body[0];
+    expect(e).toMatchObject({ name: 'Ferienprogramm 2027', alias: 'ferienprogramm-2027', online: true });
+    expect(e.tasks.map((x: any) => x.type).sort()).toEqual(
+      ['application_system', 'holiday', 'host_editing_stage', 'pay_days', 'publish_lists', 'show_offers'].sort());
+    expect((await t.get('/organisers?itemsPerPage=200')).body).toHaveLength(10);
+    expect((await t.get('/categories?itemsPerPage=200')).body).toHaveLength(8);
+    const accounts = await t.get('/accounts?itemsPerPage=200');
+    expect(accounts.body).toHaveLength(15);
+    expect(accounts.body.every((a: any) => a.participants.length >= 1 && a.participants.length <= 3)).toBe(true);
+    expect((await t.get('/participants?itemsPerPage=200')).body).toHaveLength(27);
+  });
+});
+
+describe('seedDemoIfEmpty', () => {
+  it('leaves a tenant with offers alone', async () => {
+    const other = await h.tenant();
+    const ed = await other.post('/editions', { name: 'Eigenes Programm' });
+    expect((await other.post('/offers', { name: 'Eigenes Angebot', edition: ed.body.uuid })).status).toBe(201);
+    await seedDemoIfEmpty(h.orm, other.slug, createLogger('silent'));
+    const offers = await other.get('/offers?itemsPerPage=200');
+    expect(offers.body.map((o: any) => o.name)).toEqual(['Eigenes Angebot']);
+    expect((await other.get('/categories')).body).toEqual([]);
+  });
+});
