@@ -10,6 +10,7 @@ export default defineConfig({
     maxWorkers: 2,
     testTimeout: 30_000,
     hookTimeout: 60_000,
-    env: { LOG_LEVEL: 'silent', TZ: 'UTC' },
+    // Integration tests read their own writes at once; the public list cache has its own test.
+    env: { LOG_LEVEL: 'silent', TZ: 'UTC', PUBLIC_CACHE_MS: '0' },
   },
 });

@@ -10,6 +10,7 @@ import { assertAliasFree, deriveAlias } from '../../platform/db/aliases.js';
 import { GERMAN, likePattern } from '../../platform/db/search.js';
 import { qualified, sql, type Executor, type RawBuilder } from '../../platform/db/sql.js';
 import { berlinDayBounds, ZONE } from '../../platform/http/dates.js';
+import { publicCacheMs, TtlCache } from '../../platform/cache/ttl-cache.js';
 import { pageOf } from '../../platform/http/fields.js';
 import { newUuid, parseId } from '../../platform/http/ids.js';
 import { queueMail } from '../../platform/mail/outbox.js';
@@ -118,15 +119,6 @@ function projection(ctx: ServiceContext, where: RawBuilder<unknown>, orderBy: Ra
     limit ${limit} offset ${offset}`;
 }
 
-/**
- * The projection's rows, each fetched as one JSON text and parsed once: pg's own per-column parsing of the ~20
- * json/array cells of a row cost over half of the Node CPU of a 200-offer page (bench/README.md).
- */
-async function rowsOf(query: RawBuilder<Row>, db: Executor): Promise<Row[]> {
-  const res = await sql<{ row: string }>`select row_to_json(p)::text as row from (${query}) p`.execute(db);
-  return res.rows.map((r) => JSON.parse(r.row) as Row);
-}
-
 function offerUrl(ctx: ServiceContext, alias: string): string | undefined {
   const template = ctx.tenant.settings.offerUrlTemplate;
   if (template) return template.replaceAll('{alias}', encodeURIComponent(alias));
@@ -232,9 +224,20 @@ async function offersTouchingDays(ctx: ServiceContext, db: Executor, fromDay: st
   return [...hits];
 }
 
+const publicLists = new TtlCache<OfferOut[]>();
+
+/**
+ * The list as this caller sees it. Anonymous (and legacy) pages are public and cacheable anyway, so a page
+ * is reused for a few seconds per tenant and query (platform/cache/ttl-cache.ts).
+ */
 export async function listOffers(ctx: ServiceContext, input: ListOffersInput): Promise<OfferOut[]> {
-  const db = dbOf(ctx.em);
   const viewer = viewerOf(ctx.actor);
+  if (viewer.kind !== 'public') return loadOfferList(ctx, input, viewer);
+  return publicLists.getOrLoad(`${ctx.tenant.slug}\u0000${JSON.stringify(input)}`, publicCacheMs(), () => loadOfferList(ctx, input, viewer));
+}
+
+async function loadOfferList(ctx: ServiceContext, input: ListOffersInput, viewer: Viewer): Promise<OfferOut[]> {
+  const db = dbOf(ctx.em);
   const now = new Date();
   const { limit, offset } = pageOf(input);
   const conds: RawBuilder<unknown>[] = [visibility(ctx, viewer)];
@@ -264,15 +267,15 @@ export async function listOffers(ctx: ServiceContext, input: ListOffersInput): P
     conds.push(sql`o.uuid = any(${matching}::uuid[])`);
   }
   const where = sql.join(conds, sql` and `);
-  const rows = await rowsOf(projection(ctx, where, orderByOf(input), limit, offset), db);
-  return rows.map((r) => toOut(ctx, viewer, r, now));
+  const res = await projection(ctx, where, orderByOf(input), limit, offset).execute(db);
+  return res.rows.map((r) => toOut(ctx, viewer, r, now));
 }
 
 async function readOffer(ctx: ServiceContext, db: Executor, uuid: string, viewer: Viewer): Promise<OfferOut | null> {
   const now = new Date();
   const where = sql`o.uuid = ${uuid}::uuid and ${visibility(ctx, viewer)}`;
-  const [row] = await rowsOf(projection(ctx, where, sql`o.uuid`, 1, 0), db);
-  return row ? toOut(ctx, viewer, row, now) : null;
+  const res = await projection(ctx, where, sql`o.uuid`, 1, 0).execute(db);
+  return res.rows[0] ? toOut(ctx, viewer, res.rows[0], now) : null;
 }
 
 export async function getOffer(ctx: ServiceContext, uuid: string): Promise<OfferOut> {

@@ -1,0 +1,37 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startHarness, type Harness } from '../../harness/harness.js';
+import { edition, names, offer, transition } from './helpers.js';
+
+// Anonymous offer lists are reused for PUBLIC_CACHE_MS per tenant and query; token holders always read fresh.
+let h: Harness;
+const previous = process.env.PUBLIC_CACHE_MS;
+
+beforeAll(async () => {
+  process.env.PUBLIC_CACHE_MS = '400';
+  h = await startHarness();
+});
+afterAll(async () => {
+  process.env.PUBLIC_CACHE_MS = previous;
+  await h.close();
+});
+
+describe('public offer list cache', () => {
+  it('reuses an anonymous page briefly, per tenant, while tokens see changes at once', async () => {
+    const a = await h.tenant();
+    const b = await h.tenant();
+    const ed = await edition(a);
+    const first = await offer(a, { name: 'Erstes Angebot', edition: ed.uuid });
+    await transition(a, first.uuid, 'publish');
+    expect(names(await a.get('/offers', { token: null }))).toEqual(['Erstes Angebot']);
+    expect(names(await b.get('/offers', { token: null }))).toEqual([]);
+
+    const second = await offer(a, { name: 'Zweites Angebot', edition: ed.uuid });
+    await transition(a, second.uuid, 'publish');
+    expect(names(await a.get('/offers', { token: null }))).toEqual(['Erstes Angebot']);
+    expect(names(await a.get('/offers'))).toEqual(['Erstes Angebot', 'Zweites Angebot']);
+    expect(names(await a.get('/offers?itemsPerPage=10', { token: null }))).toHaveLength(2);
+
+    await new Promise((r) => setTimeout(r, 500));
+    expect(names(await a.get('/offers', { token: null }))).toEqual(['Erstes Angebot', 'Zweites Angebot']);
+  });
+});
