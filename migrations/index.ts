@@ -4,6 +4,8 @@ import { Migration20261121001000Editions } from './tenant/Migration2026112100100
 import { Migration20261121002000Offers } from './tenant/Migration20261121002000Offers.js';
 import { Migration20261121003000Families } from './tenant/Migration20261121003000Families.js';
 import { Migration20261121004000Attendances } from './tenant/Migration20261121004000Attendances.js';
+import { Migration20261121005000Money } from './tenant/Migration20261121005000Money.js';
+import { Migration20261121006000Allocations } from './tenant/Migration20261121006000Allocations.js';
 
 // Explicit, ordered lists (no globbing at run time). Add new migrations at the end of their list.
 export const controlMigrations = [
@@ -16,4 +18,6 @@ export const tenantMigrations = [
   { name: 'Migration20261121002000Offers', class: Migration20261121002000Offers },
   { name: 'Migration20261121003000Families', class: Migration20261121003000Families },
   { name: 'Migration20261121004000Attendances', class: Migration20261121004000Attendances },
+  { name: 'Migration20261121005000Money', class: Migration20261121005000Money },
+  { name: 'Migration20261121006000Allocations', class: Migration20261121006000Allocations },
 ];

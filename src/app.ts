@@ -2,6 +2,7 @@ import express, { type NextFunction, type Request, type Response } from 'express
 import { randomUUID } from 'node:crypto';
 import type { AnyRouter } from '@trpc/server';
 import type { Orm } from './platform/db/orm.js';
+import type { JobSender } from './platform/jobs/queue.js';
 import { executorOf } from './platform/db/orm.js';
 import type { Logger } from './platform/logging/logger.js';
 import type { TenantRegistry } from './platform/tenancy/registry.js';
@@ -26,6 +27,8 @@ export type AppDeps = {
   log: Logger;
   trustProxy: boolean;
   router?: AnyRouter;
+  /** Where background actions (allocate, commit) enqueue their jobs: pg-boss in main.ts, in memory in tests. */
+  jobs?: JobSender;
 };
 
 export function createApp(deps: AppDeps) {
@@ -83,6 +86,7 @@ export function createApp(deps: AppDeps) {
         actor,
         em: orm.em.fork({ schema: tenant.schema }),
         log,
+        jobs: deps.jobs,
         requestId: String(res.getHeader('X-Request-Id') ?? ''),
       }),
     };

@@ -7,6 +7,8 @@ import { createRateLimiter } from './platform/rate-limit/index.js';
 import { openRuntime } from './platform/runtime.js';
 import { migrateAll, syncTenants } from './platform/tenancy/operations.js';
 import { startWorkers } from './platform/jobs/workers.js';
+import { pgBossSender, startJobSender, type JobSender } from './platform/jobs/queue.js';
+import { tenantJobHandlers } from './jobs.js';
 import { seedDemoIfEmpty } from './demo/seed.js';
 
 // `npm start [-- --role api|worker|all]` (D1): migrate first, apply tenants/*.json, then serve and/or work.
@@ -51,18 +53,28 @@ async function main() {
   const synced = await syncTenants(runtime.orm, config.tenantsDir);
   if (synced.some((t) => t.slug === 'demo')) await seedDemoIfEmpty(runtime.orm, 'demo', log);
 
+  // Background jobs (D9): the worker role works them; the API enqueues them (allocate, commit). With
+  // `--role all` one pg-boss instance does both; an API-only process starts a sender without supervision.
+  let jobs: JobSender | undefined;
+  if (role === 'worker' || role === 'all') {
+    const workers = await startWorkers(runtime.orm, config, log, { schedule: true, handlers: tenantJobHandlers });
+    stops.push(() => workers.stop());
+    jobs = pgBossSender(workers.boss);
+  }
+  if (role === 'api') {
+    const sender = await startJobSender(runtime.orm, log);
+    stops.push(() => sender.stop());
+    jobs = sender.sender;
+  }
+
   if (role === 'api' || role === 'all') {
     const rateLimiter = createRateLimiter({ redisUrl: config.redisUrl, log: { warn: (m, f) => log.warn(f ?? {}, m), info: (m, f) => log.info(f ?? {}, m) } });
     stops.push(() => rateLimiter.close());
-    const app = createApp({ orm: runtime.orm, registry: runtime.registry, rateLimiter, log, trustProxy: config.trustProxy });
+    const app = createApp({ orm: runtime.orm, registry: runtime.registry, rateLimiter, log, trustProxy: config.trustProxy, jobs });
     // Header size, header/request/keep-alive timeouts: src/platform/http/server.ts.
     server = createHttpServer(app).listen(config.port, () => {
       log.info({ port: config.port, role, ms: Date.now() - started }, `listening on http://localhost:${config.port}/api`);
     });
-  }
-  if (role === 'worker' || role === 'all') {
-    const workers = await startWorkers(runtime.orm, config, log, { schedule: true });
-    stops.push(() => workers.stop());
   }
 
 }

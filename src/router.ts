@@ -6,6 +6,11 @@ import { offersRouter } from './resources/offers/router.js';
 import { accountsRouter } from './resources/accounts/router.js';
 import { participantsRouter } from './resources/participants/router.js';
 import { attendancesRouter } from './resources/attendances/router.js';
+import { allocationsRouter } from './resources/allocations/router.js';
+import { debtorsRouter } from './resources/debtors/router.js';
+import { bookingsRouter } from './resources/bookings/router.js';
+import { ledgersRouter } from './resources/ledgers/router.js';
+import { receiptsRouter } from './resources/receipts/router.js';
 
 // Every resource's procedures; the REST paths live in each procedure's meta.
 export const appRouter = router({
@@ -16,6 +21,11 @@ export const appRouter = router({
   accounts: accountsRouter,
   participants: participantsRouter,
   attendances: attendancesRouter,
+  allocations: allocationsRouter,
+  debtors: debtorsRouter,
+  bookings: bookingsRouter,
+  ledgers: ledgersRouter,
+  receipts: receiptsRouter,
 });
 
 export type AppRouter = typeof appRouter;

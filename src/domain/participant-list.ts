@@ -66,3 +66,22 @@ export function refillCandidates<T extends { status: string }>(sortedApplication
   const waitlisted = sortedApplications.filter((a) => a.status === 'waitlisted');
   return freePlaces === null ? waitlisted : waitlisted.slice(0, Math.max(0, freePlaces));
 }
+
+/**
+ * The list after a batch of decisions made in a known order (D7: the lot's `waitlisted` follow the draw).
+ * Each application in `ranks` (already carrying its new status) moves to the end of its new group, behind the
+ * group's earlier members, in rank order (lower first); everyone else keeps their place. Renumbered 1..n.
+ */
+export function sortAfterDecisions<T extends SortableApplication>(
+  applications: readonly T[], ranks: ReadonlyMap<string, number>,
+): Array<T & { sorting: number }> {
+  let offset = 0;
+  for (const a of applications) if (!ranks.has(a.id) && a.sorting !== null) offset = Math.max(offset, a.sorting);
+  const placed = applications.map((a) => {
+    const rank = ranks.get(a.id);
+    return rank === undefined ? a : { ...a, sorting: offset + rank };
+  });
+  // The original objects (not the copies with a provisional sorting) come back, renumbered.
+  const byId = new Map(applications.map((a) => [a.id, a]));
+  return sortParticipantList(placed).map((a) => ({ ...byId.get(a.id)!, sorting: a.sorting }));
+}

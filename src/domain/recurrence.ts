@@ -14,6 +14,14 @@ const RRule: RRuleClass =
 export const ZONE = 'Europe/Berlin';
 /** Upper bound of occurrences expanded from one date. */
 export const MAX_OCCURRENCES = 1000;
+/**
+ * Upper bound of the work of one expansion, counted in reads of the rule's options by rrule's iterator.
+ * rrule walks period by period until it finds an occurrence, up to the year 9999: a rule that matches
+ * nothing (`FREQ=DAILY;BYMONTH=2;BYMONTHDAY=30`) or nothing it can reach (`FREQ=HOURLY;INTERVAL=24;BYHOUR=5`
+ * from 10:00) would block the process for seconds or hours. Real rules need far less: 1000 hourly
+ * occurrences take about 20,000 reads, a year of daily ones about 7,000.
+ */
+export const MAX_EXPANSION_WORK = 200_000;
 
 export interface Occurrence {
   begin: Date;
@@ -58,7 +66,7 @@ function stripPrefix(rule: string): string {
  * Checks an RRULE (with or without the `RRULE:` prefix). Returns an error message, or null when valid.
  * DTSTART/TZID are not allowed inside: the date's own `begin` is the start (D5).
  */
-export function validateRecurrence(rule: string): string | null {
+export function validateRecurrence(rule: string, begin?: Date): string | null {
   const body = stripPrefix(rule);
   if (body === '') return 'The recurrence rule is empty.';
   if (/[\r\n]/.test(body)) return 'The recurrence must be a single RRULE line (without DTSTART).';
@@ -74,12 +82,35 @@ export function validateRecurrence(rule: string): string | null {
   }
   if (!seen.has('FREQ')) return 'The recurrence rule needs FREQ, for example FREQ=WEEKLY;COUNT=4.';
   if (seen.has('COUNT') && seen.has('UNTIL')) return 'The recurrence rule may not have both COUNT and UNTIL (RFC 5545).';
+  // rrule steps an hourly/minutely/secondly rule forward until the time matches BYHOUR/BYMINUTE/BYSECOND, with
+  // no bound: a time the INTERVAL never reaches (FREQ=HOURLY;INTERVAL=24;BYHOUR=5 from 10:00) loops forever.
+  const freq = /(?:^|;)FREQ=([A-Z]+)/i.exec(body)?.[1]?.toUpperCase();
+  if (freq && ['HOURLY', 'MINUTELY', 'SECONDLY'].includes(freq) && ['BYHOUR', 'BYMINUTE', 'BYSECOND'].some((k) => seen.has(k))) {
+    return `BYHOUR, BYMINUTE and BYSECOND cannot be combined with FREQ=${freq}: the date's begin gives the time of day.`;
+  }
   try {
     RRule.parseString(body.toUpperCase());
   } catch (e) {
     return `Invalid recurrence rule: ${(e as Error).message}`;
   }
+  // With the date's begin: the rule must expand within the work bound (a year ahead, as a read would).
+  if (begin && !expand(body.toUpperCase(), begin, new Date(begin.getTime() + 366 * 86_400_000)).complete) {
+    return 'The recurrence rule yields no further date within reach of its begin; check FREQ, INTERVAL and the BY… parts.';
+  }
   return null;
+}
+
+class ExpansionTooCostly extends Error {}
+
+/** The rule's options as rrule's iterator reads them, throwing once the work bound is used up. */
+function withWorkBound<T extends object>(options: T): T {
+  let reads = 0;
+  return new Proxy(options, {
+    get(target, key, receiver) {
+      if (++reads > MAX_EXPANSION_WORK) throw new ExpansionTooCostly();
+      return Reflect.get(target, key, receiver);
+    },
+  });
 }
 
 // "Floating" dates: Berlin wall-clock fields stored as if they were UTC, which is how rrule computes.
@@ -113,7 +144,20 @@ export function expandOccurrences(input: { begin: Date; end: Date; recurrence?: 
   const error = validateRecurrence(recurrence);
   if (error) throw new Error(error);
 
-  const body = stripPrefix(recurrence).toUpperCase();
+  const { floating } = expand(stripPrefix(recurrence).toUpperCase(), begin, input.horizon);
+  const lengthMs = toFloating(end).getTime() - toFloating(begin).getTime();
+  return floating.map((d) => ({
+    begin: fromFloating(d),
+    end: fromFloating(new Date(d.getTime() + lengthMs)),
+  }));
+}
+
+/**
+ * The rule's occurrences as floating dates, at most MAX_OCCURRENCES, up to `horizon` unless the rule has
+ * COUNT or UNTIL. `complete` is false when the work bound stopped the expansion early (what was found is
+ * kept: a read shows those dates rather than failing).
+ */
+function expand(body: string, begin: Date, horizon: Date): { floating: Date[]; complete: boolean } {
   const options = RRule.parseString(body);
   const untilMatch = /(?:^|;)UNTIL=(\d{8})(T\d{6}(Z?))?/.exec(body);
   if (untilMatch && options.until) {
@@ -126,16 +170,25 @@ export function expandOccurrences(input: { begin: Date; end: Date; recurrence?: 
   }
 
   const startFloating = toFloating(begin);
-  const lengthMs = toFloating(end).getTime() - startFloating.getTime();
   const bounded = options.count != null || options.until != null;
-  const horizonFloating = toFloating(input.horizon).getTime();
+  const horizonFloating = toFloating(horizon).getTime();
 
   const rule = new RRule({ ...options, dtstart: startFloating });
-  const floating = rule.all((date, i) => i < MAX_OCCURRENCES && (bounded || date.getTime() <= horizonFloating));
-  return floating.map((d) => ({
-    begin: fromFloating(d),
-    end: fromFloating(new Date(d.getTime() + lengthMs)),
-  }));
+  // rrule's iterator reads `this.options` (RRule.prototype._iter): bounded there, not only per occurrence.
+  const bound = rule as unknown as { options: object };
+  bound.options = withWorkBound(bound.options);
+  const floating: Date[] = [];
+  try {
+    rule.all((date, i) => {
+      if (i >= MAX_OCCURRENCES || (!bounded && date.getTime() > horizonFloating)) return false;
+      floating.push(date);
+      return true;
+    });
+  } catch (e) {
+    if (e instanceof ExpansionTooCostly) return { floating, complete: false };
+    throw e;
+  }
+  return { floating, complete: true };
 }
 
 /** Start of a Berlin day 'YYYY-MM-DD' as an instant, or null when unreadable. */

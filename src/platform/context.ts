@@ -3,6 +3,7 @@ import type { Logger } from './logging/logger.js';
 import type { Actor } from './auth/tokens.js';
 import type { Tenant } from './tenancy/tenant.js';
 import type { Executor } from './db/sql.js';
+import type { JobSender } from './jobs/queue.js';
 
 export type { Actor };
 
@@ -15,6 +16,8 @@ export type ServiceContext = {
   em: EntityManager;
   actor: Actor | null;
   log: Logger;
+  /** Enqueues background work (D9); set by the API, absent in jobs, the CLI and plain test contexts. */
+  jobs?: JobSender;
 };
 
 /** The SQL executor for projections: the current transaction's, or the pool's. */

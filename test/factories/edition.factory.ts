@@ -7,3 +7,9 @@ export function create(t: TestTenant, overrides: Overrides = {}): Promise<any> {
 }
 
 export const updateBody = { name: 'Umbenannte Ausgabe' };
+
+// D7: both bodies are optional (sent without a body or content type).
+export const actionBodies: Record<string, Record<string, unknown> | undefined> = {
+  allocate: undefined,
+  commit: undefined,
+};

@@ -6,6 +6,10 @@ import * as edition from './edition.factory.js';
 import * as offer from './offer.factory.js';
 import * as organiser from './organiser.factory.js';
 import * as participant from './participant.factory.js';
+import * as booking from './booking.factory.js';
+import * as debtor from './debtor.factory.js';
+import * as ledger from './ledger.factory.js';
+import * as receipt from './receipt.factory.js';
 
 export type { FactoryModule, Overrides } from './factory.js';
 
@@ -19,6 +23,10 @@ export const factories: Record<string, FactoryModule> = {
   '/accounts': account,
   '/participants': participant,
   '/attendances': attendance,
+  '/receipts': receipt,
+  '/debtors': debtor,
+  '/ledgers': ledger,
+  '/bookings': booking,
 };
 
 /** The factory for a REST path such as `/offers/{uuid}/copy`, or undefined. */

@@ -14,6 +14,8 @@ import { addTenant } from '../../src/platform/tenancy/operations.js';
 import { TenantRegistry } from '../../src/platform/tenancy/registry.js';
 import type { TenantSettings } from '../../src/platform/tenancy/settings.js';
 import type { Tenant } from '../../src/platform/tenancy/tenant.js';
+import { InMemoryJobs, type JobSender } from '../../src/platform/jobs/queue.js';
+import { tenantJobHandlers } from '../../src/jobs.js';
 
 // The integration harness: the real express stack on a random port, the real database of this run,
 // a fresh tenant (own schema, own host) per call of `tenant()`, tokens, and an HTTP client that sends a
@@ -51,6 +53,11 @@ export type Harness = {
   orm: Orm;
   registry: TenantRegistry;
   port: number;
+  /**
+   * The background jobs the app enqueued (allocate, commit), held in memory: `await h.jobs.drain()` runs them
+   * now, through the same handlers as the pg-boss workers. Unused when `HarnessOptions.jobs` replaced it.
+   */
+  jobs: InMemoryJobs;
   tenant(opts?: { basePath?: string; settings?: Partial<TenantSettings>; name?: string }): Promise<TestTenant>;
   /** A raw request, for hosts that are no tenant's. */
   request<T = any>(method: string, path: string, opts?: RequestOptions): Promise<TestResponse<T>>;
@@ -77,13 +84,17 @@ export type HarnessOptions = {
   registry?: (db: Executor) => TenantRegistry;
   /** The app's logger; default a silent one. */
   log?: Logger;
+  /** Where the app enqueues background jobs; default the in-memory `Harness.jobs` (run by `drain()`). */
+  jobs?: (orm: Orm) => JobSender | Promise<JobSender>;
 };
 
 export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> {
   const orm = await createOrm(inject('databaseUrl'), { poolMax: 8 });
   const registry = opts.registry ? opts.registry(executorOf(orm)) : new TenantRegistry(executorOf(orm), 0);
   const rateLimiter = opts.rateLimiter ?? generousRateLimiter();
-  const app = createApp({ orm, registry, rateLimiter, log: opts.log ?? silent, trustProxy: opts.trustProxy ?? false, router: opts.router });
+  const jobs = new InMemoryJobs(orm, silent, tenantJobHandlers);
+  const sender = opts.jobs ? await opts.jobs(orm) : jobs;
+  const app = createApp({ orm, registry, rateLimiter, log: opts.log ?? silent, trustProxy: opts.trustProxy ?? false, router: opts.router, jobs: sender });
   // The production server (header size and timeouts, src/platform/http/server.ts).
   const server = createHttpServer(app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
@@ -151,7 +162,7 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
       post: (p, body, ro) => req('POST', p, { body, ...ro }),
       patch: (p, body, ro) => req('PATCH', p, { body, ...ro }),
       del: (p, ro) => req('DELETE', p, ro),
-      context: () => ({ tenant: t, em: orm.em.fork({ schema: t.schema }), actor: null, log: silent }),
+      context: () => ({ tenant: t, em: orm.em.fork({ schema: t.schema }), actor: null, log: silent, jobs: sender }),
     };
   };
 
@@ -159,6 +170,7 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
     orm,
     registry,
     port,
+    jobs,
     tenant,
     request,
     close: async () => {

@@ -199,6 +199,8 @@ describe("a body naming A's records on B's host is refused", () => {
   const TARGETS: Record<string, string> = {
     edition: '/editions', hosts: '/organisers', host: '/organisers', categories: '/categories', category: '/categories',
     account: '/accounts', offer: '/offers', participant: '/participants',
+    // POST /receipts/{uuid}/reverse: `items` names applications (a foreign one is not on the receipt: 422).
+    items: '/attendances',
   };
 
   it('for every reference property of every write body, created or changed on B', async () => {
@@ -281,6 +283,25 @@ describe('mail, jobs and caches are keyed by tenant', () => {
     expect(await dispatchOutbox(db, B.tenant, mailerB)).toEqual({ sent: 1, failed: 0 });
     expect(mailerB.sent.map((m) => [m.tenant, m.to])).toEqual([[B.slug, 'b-family@example.org']]);
     expect(mailerB.sent[0].from).toContain('Gemeinde B');
+  });
+
+  it("the public offer-list cache never serves one tenant's page to another", async () => {
+    const previous = process.env.PUBLIC_CACHE_MS;
+    process.env.PUBLIC_CACHE_MS = '60000';
+    try {
+      const offerA = recordsA.get('/offers');
+      const published = await A.post(`/offers/${offerA.uuid}/transition`, { transition: 'publish' });
+      expect(published.status, published.text).toBe(200);
+      // The same anonymous query on both hosts, each twice (the second from the cache).
+      for (let i = 0; i < 2; i++) {
+        const a = await A.get('/offers?itemsPerPage=50', { token: null });
+        const b = await B.get('/offers?itemsPerPage=50', { token: null });
+        expect(a.text).toContain(offerA.uuid);
+        expect(uuidsOfA.filter((u) => b.text.includes(u))).toEqual([]);
+      }
+    } finally {
+      process.env.PUBLIC_CACHE_MS = previous;
+    }
   });
 
   it('the tenant registry resolves each host to its own tenant', async () => {

@@ -165,6 +165,8 @@ describe('error messages are scrubbed before they are logged', () => {
       [`invalid input syntax for type uuid: "${FIRSTNAME}"`, 'invalid input syntax for type uuid: "…"'],
       [`token hpt_${'a'.repeat(60)} refused for ${EMAIL}`, 'token hpt_… refused for …@…'],
       ['relation "t_x.offers" does not exist', 'relation "t_x.offers" does not exist'],
+      ['at file:///srv/node_modules/@trpc/server/dist/x.mjs:300:23', 'at file:///srv/node_modules/@trpc/server/dist/x.mjs:300:23'],
+      ['für müller@bäckerei-süß.de', 'für …@…'],
     ];
     for (const [raw, scrubbed] of cases) expect(scrubText(raw)).toBe(scrubbed);
   });

@@ -16,7 +16,7 @@ export function scrubText(text: string): string {
     .replace(/Failing row contains \(.*\)/g, 'Failing row contains (…)')
     .replace(/(Key \((?:[^()\n]|\([^()\n]*\))*\))=\(.*\)/g, '$1=(…)')
     .replace(/hpt_[1-9A-HJ-NP-Za-km-z]+/g, 'hpt_…')
-    .replace(/[^\s@"'`<>(),;:=[\]]+@[^\s@"'`<>(),;:=[\]]+/g, '…@…')
+    .replace(/[\p{L}\p{N}._%+'-]+@[\p{L}\p{N}-]+(?:\.[\p{L}\p{N}-]+)+/gu, '…@…')
     .replace(/: "(?:[^"\\\n]|\\.)*"/g, ': "…"');
 }
 

@@ -9,6 +9,7 @@ import { pageOf } from '../../platform/http/fields.js';
 import { newUuid, parseId } from '../../platform/http/ids.js';
 import { assertPatchNotEmpty, wasSent } from '../../platform/http/patch.js';
 import { invalid, notFound, violation } from '../../platform/http/problem.js';
+import { syncCharges } from '../bookings/charges.js';
 import { fullNameSql, participantNameSql } from '../participants/names.js';
 import { Account } from './entity.js';
 import {
@@ -153,10 +154,14 @@ export async function updateAccount(ctx: ServiceContext, input: UpdateAccountInp
 export async function deleteAccount(ctx: ServiceContext, uuid: string): Promise<void> {
   await ctx.em.transactional(async (em) => {
     const a = await findOrThrow(em, uuid);
-    await sql`update ${qualified(ctx.tenant.schema, 'participants')}
-      set account_uuid = null, modified_at = now() where account_uuid = ${uuid}::uuid`.execute(dbOf(em));
+    const children = await sql<{ uuid: string }>`update ${qualified(ctx.tenant.schema, 'participants')}
+      set account_uuid = null, modified_at = now() where account_uuid = ${uuid}::uuid returning uuid`.execute(dbOf(em));
     em.remove(a);
     await em.flush();
+    // D8: each child is its own debtor now; unpaid charges move to its ledgers (paid ones stay with the receipts).
+    const applications = await sql<{ uuid: string }>`select uuid from ${qualified(ctx.tenant.schema, 'attendances')}
+      where participant_uuid = any(${children.rows.map((c) => c.uuid)}::uuid[])`.execute(dbOf(em));
+    await syncCharges(dbOf(em), ctx.tenant.schema, applications.rows.map((r) => r.uuid));
   });
 }
 

@@ -25,6 +25,7 @@ type Row = {
   editionUuid: string; editionName: string; editionAlias: string;
   participantUuid: string; pseudonymised: boolean; participantName: string | null;
   accountUuid: string | null; accountName: string | null;
+  receipts: string[];
 };
 
 /**
@@ -47,7 +48,11 @@ function projection(ctx: ServiceContext, where: RawBuilder<unknown>, orderBy: Ra
       o.uuid as "offerUuid", o.name as "offerName", o.alias as "offerAlias",
       e.uuid as "editionUuid", e.name as "editionName", e.alias as "editionAlias",
       p.uuid as "participantUuid", p.pseudonymised_at is not null as pseudonymised, ${participantNameSql('p')} as "participantName",
-      acc.uuid as "accountUuid", ${fullNameSql('acc')} as "accountName"
+      acc.uuid as "accountUuid", ${fullNameSql('acc')} as "accountName",
+      -- Spec 2.2 / D10: the paid receipts covering it (unreversed items of receipts that are no reversal).
+      coalesce((select json_agg(ri.receipt_uuid order by rr.seq) from ${t('receipt_items')} ri
+        join ${t('receipts')} rr on rr.uuid = ri.receipt_uuid
+        where ri.attendance_uuid = a.uuid and ri.reversed_by_uuid is null and rr.reverses_uuid is null), '[]'::json) as receipts
     from ${t('attendances')} a
     join ${t('offers')} o on o.uuid = a.offer_uuid
     join ${t('editions')} e on e.uuid = o.edition_uuid
@@ -75,7 +80,8 @@ function toOut(viewer: Viewer, r: Row): AttendanceOut {
     modifiedAt: formatTimestamp(r.modifiedAt)!,
     statusChangedAt: formatTimestamp(r.statusChangedAt)!,
     confirmedAt: formatTimestamp(r.confirmedAt),
-    // Receipts do not exist yet (D8): nothing is paid, no receipt covers an application.
+    // D10: paid while an unreversed receipt covers it; the column is kept equal to that rule by the receipts
+    // service (src/resources/bookings/store.ts `refreshPaid`) in the same transactions.
     paid: r.paid,
     payable: isPayable({ status: r.status, heldBack: r.heldBack, fee: r.fee, payableSwitchedOff: r.payableSwitchedOff }),
     fee: r.fee ?? 0,
@@ -88,7 +94,7 @@ function toOut(viewer: Viewer, r: Row): AttendanceOut {
     createdByAdmin: r.createdByAdmin,
     answers: r.answers ?? [],
     files: [],
-    receipts: [],
+    receipts: r.receipts ?? [],
     transitions: availableTransitions(r.status),
     piiMasked: withheld,
   };

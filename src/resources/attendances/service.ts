@@ -7,6 +7,7 @@ import { qualified, sql, type Executor } from '../../platform/db/sql.js';
 import { newUuid, parseId } from '../../platform/http/ids.js';
 import { assertPatchNotEmpty, wasSent } from '../../platform/http/patch.js';
 import { conflict, invalid, unprocessable, violation, type Violation } from '../../platform/http/problem.js';
+import { syncCharges } from '../bookings/charges.js';
 import type { ApplicationQuestion } from '../offers/entity.js';
 import { assertListEditable } from './access.js';
 import { Attendance, type StoredAnswer } from './entity.js';
@@ -106,6 +107,8 @@ async function createInTransaction(ctx: ServiceContext, input: CreateAttendanceI
       });
     }
     await em.flush();
+    // D8: a final confirmed place is charged (a reused application's charge follows its new decision).
+    await syncCharges(db, ctx.tenant.schema, [a.uuid]);
     if (input.notify) await queueDecisionMail(ctx, db, a.uuid, 'created');
     return a.uuid;
   });
@@ -183,6 +186,8 @@ export async function updateAttendance(ctx: ServiceContext, input: UpdateAttenda
     }
     a.modifiedAt = new Date();
     await em.flush();
+    // D10: payable:false cancels the charge, payable:true charges again.
+    await syncCharges(db, ctx.tenant.schema, [a.uuid]);
   });
   return respond(ctx, input.uuid);
 }
@@ -206,6 +211,8 @@ export async function deleteAttendance(ctx: ServiceContext, uuid: string): Promi
     const wasConfirmed = a.status === 'confirmed';
     em.remove(a);
     await em.flush();
+    // D8: an unpaid application's charge is cancelled (bookings are never deleted).
+    await syncCharges(db, ctx.tenant.schema, [uuid]);
     await reorderList(ctx, db, offer.uuid);
     if (wasConfirmed && (await firstComeRunning(ctx, db, offer.editionUuid))) await refillLocked(ctx, db, offer, true);
   });

@@ -3,6 +3,8 @@ import { dbOf } from '../../platform/context.js';
 import { qualified, sql } from '../../platform/db/sql.js';
 import { newUuid } from '../../platform/http/ids.js';
 import { conflict } from '../../platform/http/problem.js';
+import { syncCharges } from '../bookings/charges.js';
+import { moveReceiptLines } from '../receipts/lines.js';
 import { assertMayTransfer, loadOfferInfo, offerNotFound, offerVisible, viewerOf } from './access.js';
 import { Attendance } from './entity.js';
 import { attendanceNotFound, offerOfAttendance, readAttendance } from './list.js';
@@ -11,7 +13,8 @@ import { firstComeRunning, lockOffers, queueDecisionMail, refillLocked, reorderL
 
 // Spec 3.2 (last line) and 4.3 "Transfer", rules 1-7; D10 (any edition, any source state, commit:false).
 // 1. a new application (new uuid) for the target; the old one is deleted with its answers;
-// 2. fee, paid and payable carry over (amounts are not recalculated; receipts will move with it, D8);
+// 2. fee, paid and payable carry over (amounts are not recalculated); the receipt lines and the charge move
+//    with it (src/resources/receipts/lines.ts, src/resources/bookings/charges.ts);
 // 3. the target list is renumbered and, during a running first-come-first-served phase, refilled (e-mails);
 // 4. the source's freed place is not refilled (POST /offers/{uuid}/refill does that), only renumbered;
 // 5. organisers need organisersTransferParticipants and a source list they can see (403);
@@ -56,6 +59,11 @@ export async function transferAttendance(ctx: ServiceContext, input: TransferAtt
     });
     em.remove(old);
     await em.flush();
+    // D10 and rule 2: the charge moves with the application (a charge on the new one, a cancellation on the
+    // old, each in its edition's ledger), and so do the receipt lines with their payments; it stays paid.
+    await syncCharges(db, ctx.tenant.schema, [next.uuid]);
+    await moveReceiptLines(db, ctx.tenant.schema, old.uuid, next.uuid);
+    await syncCharges(db, ctx.tenant.schema, [old.uuid]);
     await reorderList(ctx, db, source.uuid);
     await reorderList(ctx, db, target.uuid);
     if (input.notify) await queueDecisionMail(ctx, db, next.uuid, 'transfer');

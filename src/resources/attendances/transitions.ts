@@ -1,14 +1,16 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
 import {
-  ATTENDANCE_TRANSITIONS, applyTransition, freesPlace, isAttendanceTransition, isSystemTransition, notAllowedDetail, organiserMayApply,
+  ATTENDANCE_TRANSITIONS, type AttendanceTransition, applyTransition, freesPlace, isAttendanceTransition, isSystemTransition, notAllowedDetail, organiserMayApply,
 } from '../../domain/attendance-states.js';
 import type { ServiceContext } from '../../platform/context.js';
 import { dbOf } from '../../platform/context.js';
 import { conflict, forbidden, invalid, violation } from '../../platform/http/problem.js';
+import { syncCharges } from '../bookings/charges.js';
 import { assertListEditable, viewerOf } from './access.js';
 import { Attendance } from './entity.js';
 import { attendanceNotFound, offerOfAttendance, readAttendance } from './list.js';
 import type { AttendanceOut, TransitionAttendanceInput } from './schema.js';
-import { firstComeRunning, lockOffer, queueDecisionMail, refillLocked, reorderList } from './writes.js';
+import { firstComeRunning, lockOffer, queueDecisionMail, refillLocked, reorderList, type LockedOffer } from './writes.js';
 
 // Spec 3.2, 3.4, 4.3 "Transition". The matrix and its messages are the domain's (attendance-states.ts).
 // Order of checks: the application (404), the caller's right to change this list (403), the transition's
@@ -36,25 +38,40 @@ export async function transitionAttendance(ctx: ServiceContext, input: Transitio
     const offer = await lockOffer(ctx, db, offerUuid);
     const a = await em.findOne(Attendance, { uuid: input.uuid });
     if (!offer || !a) throw missing();
-    const result = applyTransition(a.status, name);
-    if (!result.ok) throw conflict(notAllowedDetail(a.status, name));
-    const now = new Date();
-    a.status = result.to;
-    a.statusChangedAt = now;
-    if (result.to === 'confirmed') a.confirmedAt = now;
-    // Spec 4.3: `commit: false` holds the decision back (no fee due, family not told); otherwise it is final.
-    a.heldBack = input.commit === false;
-    a.decisionReason = null;
-    a.modifiedAt = now;
-    await em.flush();
-    await reorderList(ctx, db, offer.uuid);
-    if (input.notify) await queueDecisionMail(ctx, db, a.uuid, `transition:${name}`);
-    // D10: a withdrawal frees its place; during a running first-come-first-served phase the waiting list moves up.
-    if (name === 'withdraw' && freesPlace(result.from, result.to) && (await firstComeRunning(ctx, db, offer.editionUuid))) {
-      await refillLocked(ctx, db, offer, true);
-    }
+    await transitionLocked(ctx, em, offer, a, name, { commit: input.commit !== false, notify: !!input.notify });
   });
   const out = await readAttendance(ctx, input.uuid);
   if (!out) throw attendanceNotFound(input.uuid);
   return out;
+}
+
+/**
+ * Applies a transition to an application whose offer's row is locked (writes.ts), in the caller's transaction:
+ * the state (409 when impossible), the list order, the charge (D8), the e-mail and, for a withdrawal during a
+ * running first-come-first-served phase, the refill. Also used by a receipt's reversal with `withdraw`.
+ */
+export async function transitionLocked(
+  ctx: ServiceContext, em: EntityManager, offer: LockedOffer, a: Attendance, name: AttendanceTransition,
+  opts: { commit: boolean; notify: boolean; cause?: string },
+): Promise<void> {
+  const db = dbOf(em);
+  const result = applyTransition(a.status, name);
+  if (!result.ok) throw conflict(notAllowedDetail(a.status, name));
+  const now = new Date();
+  a.status = result.to;
+  a.statusChangedAt = now;
+  if (result.to === 'confirmed') a.confirmedAt = now;
+  // Spec 4.3: `commit: false` holds the decision back (no fee due, family not told); otherwise it is final.
+  a.heldBack = !opts.commit;
+  a.decisionReason = null;
+  a.modifiedAt = now;
+  await em.flush();
+  // Spec 3.2: transitions also update payment records (D8 charge / cancellation).
+  await syncCharges(db, ctx.tenant.schema, [a.uuid]);
+  await reorderList(ctx, db, offer.uuid);
+  if (opts.notify) await queueDecisionMail(ctx, db, a.uuid, opts.cause ?? `transition:${name}`);
+  // D10: a withdrawal frees its place; during a running first-come-first-served phase the waiting list moves up.
+  if (name === 'withdraw' && freesPlace(result.from, result.to) && (await firstComeRunning(ctx, db, offer.editionUuid))) {
+    await refillLocked(ctx, db, offer, true);
+  }
 }

@@ -7,6 +7,7 @@ import { qualified, sql, type Executor } from '../../platform/db/sql.js';
 import { queueMail } from '../../platform/mail/outbox.js';
 import type { ApplicationQuestion } from '../offers/entity.js';
 import { editionProcedureSql } from '../editions/service.js';
+import { syncCharges } from '../bookings/charges.js';
 
 // Shared steps of every write to a participant list. Each write runs in one transaction that first locks
 // the offer's row (`for no key update`): writers of one offer take turns in the database, so places are
@@ -180,6 +181,8 @@ export async function refillLocked(ctx: ServiceContext, db: Executor, offer: Loc
   await sql`update ${table(ctx, 'attendances')} set status = 'confirmed', held_back = false, decision_reason = ${REFILL_REASON},
       confirmed_at = now(), status_changed_at = now(), modified_at = now()
     where uuid = any(${moved}::uuid[])`.execute(db);
+  // D8: the committed confirmations are charged.
+  await syncCharges(db, ctx.tenant.schema, moved);
   await saveOrder(ctx, db, sorted.map((r) => (moved.includes(r.id) ? { ...r, status: 'confirmed' as const } : r)));
   if (notify) for (const id of moved) await queueDecisionMail(ctx, db, id, 'refill');
   return moved;

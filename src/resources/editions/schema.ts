@@ -59,7 +59,7 @@ export const taskOut = z.object({
 });
 export type TaskOut = z.infer<typeof taskOut>;
 
-/** A lottery run (D10 "Lot and commit"); the list is `[]` until the lottery exists. */
+/** A lottery run (D10 "Lot and commit"), oldest first; `finishedAt` is missing while the run is being drawn. */
 export const allocationOut = z.object({
   uuid: z.string(),
   seed: z.number().int(),

@@ -22,9 +22,12 @@ type TaskRow = {
   uuid: string; type: TaskType; title: string | null; begin: string | null; end: string | null;
   applicationSystem: Procedure | null; maxApplications: number | null;
 };
+type AllocationRow = {
+  uuid: string; seed: number; startedAt: string; finishedAt: string | null; confirmed: number; waitlisted: number; unfulfilled: number;
+};
 type Row = {
   uuid: string; name: string; alias: string; procedure: Procedure; online: boolean; release_participant_lists: boolean;
-  tasks: TaskRow[]; created_at: string; modified_at: string;
+  tasks: TaskRow[]; allocations: AllocationRow[]; created_at: string; modified_at: string;
 };
 
 function toOut(r: Row, now: Date): EditionOut {
@@ -57,8 +60,16 @@ function toOut(r: Row, now: Date): EditionOut {
     alias: r.alias,
     ...state,
     tasks,
-    // The lottery's runs (D10 "Lot and commit") are not recorded yet: always present, empty for now.
-    allocations: [],
+    // The lottery's runs (D10 "Lot and commit"), oldest first; a run still being drawn has no finishedAt.
+    allocations: r.allocations.map((a) => ({
+      uuid: a.uuid,
+      seed: Number(a.seed),
+      startedAt: formatTimestamp(a.startedAt)!,
+      ...(a.finishedAt === null ? {} : { finishedAt: formatTimestamp(a.finishedAt)! }),
+      confirmed: a.confirmed,
+      waitlisted: a.waitlisted,
+      unfulfilled: a.unfulfilled,
+    })),
     createdAt: formatTimestamp(r.created_at)!,
     modifiedAt: formatTimestamp(r.modified_at)!,
   };
@@ -67,13 +78,19 @@ function toOut(r: Row, now: Date): EditionOut {
 function selectEditions(schema: string, where: RawBuilder<unknown>, tail: RawBuilder<unknown> = sql``) {
   const editions = qualified(schema, 'editions');
   const tasks = qualified(schema, 'edition_tasks');
+  const allocations = qualified(schema, 'edition_allocations');
   return sql<Row>`
     select e.uuid, e.name, e.alias, e.procedure, e.online, e.release_participant_lists, e.created_at, e.modified_at,
       coalesce((
         select json_agg(json_build_object(
           'uuid', t.uuid, 'type', t.type, 'title', t.title, 'begin', t.begin_at, 'end', t.end_at,
           'applicationSystem', t.application_system, 'maxApplications', t.max_applications) order by t.position)
-        from ${tasks} t where t.edition_uuid = e.uuid), '[]'::json) as tasks
+        from ${tasks} t where t.edition_uuid = e.uuid), '[]'::json) as tasks,
+      coalesce((
+        select json_agg(json_build_object(
+          'uuid', a.uuid, 'seed', a.seed, 'startedAt', a.started_at, 'finishedAt', a.finished_at,
+          'confirmed', a.confirmed, 'waitlisted', a.waitlisted, 'unfulfilled', a.unfulfilled) order by a.seq)
+        from ${allocations} a where a.edition_uuid = e.uuid), '[]'::json) as allocations
     from ${editions} e
     where ${where}
     ${tail}`;

@@ -111,7 +111,7 @@ const dateIn = z
       ctx.addIssue({ code: 'custom', path: ['end'], message: 'The end must not be before the begin.', params: { rule: 'range' } });
     }
     if (d.recurrence) {
-      const err = validateRecurrence(d.recurrence);
+      const err = validateRecurrence(d.recurrence, d.begin);
       if (err) ctx.addIssue({ code: 'custom', path: ['recurrence'], message: err, params: { rule: 'format' } });
     }
   });

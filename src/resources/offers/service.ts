@@ -16,6 +16,7 @@ import { newUuid, parseId } from '../../platform/http/ids.js';
 import { queueMail } from '../../platform/mail/outbox.js';
 import { assertPatchNotEmpty, wasSent } from '../../platform/http/patch.js';
 import { conflict, forbidden, invalid, notFound, Problem, unprocessable, violation } from '../../platform/http/problem.js';
+import { syncCharges } from '../bookings/charges.js';
 import { refillAfterCapacityChange } from '../attendances/writes.js';
 import { editionOnlineSql } from '../editions/service.js';
 import { Offer, OfferDate, type ApplicationQuestion } from './entity.js';
@@ -432,6 +433,7 @@ export async function updateOffer(ctx: ServiceContext, input: UpdateOfferInput):
     const db = dbOf(em);
     const { offer } = await loadForWrite(ctx, em, input.uuid);
     const placesBefore = offer.maxParticipants ?? null;
+    const editionBefore = offer.editionUuid;
     if (input.edition != null) offer.editionUuid = await resolveRef(ctx, db, 'editions', input.edition, 'edition', 'edition');
     let hosts: string[] | null = null;
     if (wasSent(input, 'hosts')) {
@@ -476,6 +478,11 @@ export async function updateOffer(ctx: ServiceContext, input: UpdateOfferInput):
     if (categories) await replaceLinks(ctx, db, 'offer_categories', offer.uuid, categories);
     await syncVariants(ctx, db, offer.uuid, renamed);
     if (wasSent(input, 'maxParticipants')) await refillAfterCapacityChange(ctx, db, offer.uuid, placesBefore, offer.maxParticipants ?? null);
+    // D8: unpaid charges follow the applications into the new edition's ledgers.
+    if (offer.editionUuid !== editionBefore) {
+      const apps = await sql<{ uuid: string }>`select uuid from ${tableOf(ctx, 'attendances')} where offer_uuid = ${offer.uuid}::uuid`.execute(db);
+      await syncCharges(db, ctx.tenant.schema, apps.rows.map((r) => r.uuid));
+    }
   });
   return tokenView(ctx, input.uuid);
 }

@@ -10,6 +10,7 @@ import { newUuid } from '../../platform/http/ids.js';
 import { assertPatchNotEmpty, wasSent } from '../../platform/http/patch.js';
 import { conflict, notFound, unprocessable } from '../../platform/http/problem.js';
 import { resolveAccountRef, touchAccounts } from '../accounts/service.js';
+import { syncCharges } from '../bookings/charges.js';
 import { Participant } from './entity.js';
 import { fullNameSql, participantFieldSql, participantNameSql } from './names.js';
 import type { CreateParticipantInput, ListParticipantsInput, ParticipantOut, UpdateParticipantInput } from './schema.js';
@@ -122,18 +123,19 @@ export async function updateParticipant(ctx: ServiceContext, input: UpdatePartic
     p.modifiedAt = new Date();
     await em.flush();
     const after = p.accountUuid ?? null;
-    if (after !== before.account) await touchAccounts(ctx, db, [before.account, after]);
-    else if (p.firstname !== before.firstname || p.lastname !== before.lastname) await touchAccounts(ctx, db, [after]);
+    if (after !== before.account) {
+      await touchAccounts(ctx, db, [before.account, after]);
+      // D8: the debtor changed; unpaid charges move to the new debtor's ledgers.
+      await syncCharges(db, ctx.tenant.schema, await applicationsOf(ctx, db, p.uuid));
+    } else if (p.firstname !== before.firstname || p.lastname !== before.lastname) await touchAccounts(ctx, db, [after]);
   });
   return getParticipant(ctx, input.uuid);
 }
 
 /**
- * D6: deleting a participant with paid applications gives 409. Applications (`attendances`) and receipts do not
- * exist yet, and "paid" will follow from the receipts design (D8). Until then: when the tenant schema has an
- * `attendances` table with `participant_uuid` and `paid` columns, any attendance of this participant with
- * `paid = true` refuses the deletion. Probed with to_regclass / information_schema, so this works before and
- * after that migration. Replace the body with the receipts rule once receipts exist.
+ * D6: deleting a participant with paid applications gives 409. `attendances.paid` is kept equal to the receipts
+ * rule (D10: an unreversed receipt covers it) by the receipts service, in the same transactions. Probed with
+ * to_regclass / information_schema, so this works before and after the applications migration.
  */
 async function assertNoPaidApplications(ctx: ServiceContext, db: Executor, participantUuid: string): Promise<void> {
   const schema = ctx.tenant.schema;
@@ -151,6 +153,13 @@ async function assertNoPaidApplications(ctx: ServiceContext, db: Executor, parti
   }
 }
 
+/** The participant's applications (for the money reconciler, D8). */
+export async function applicationsOf(ctx: ServiceContext, db: Executor, participantUuid: string): Promise<string[]> {
+  const res = await sql<{ uuid: string }>`select uuid from ${qualified(ctx.tenant.schema, 'attendances')}
+    where participant_uuid = ${participantUuid}::uuid`.execute(db);
+  return res.rows.map((r) => r.uuid);
+}
+
 export async function deleteParticipant(ctx: ServiceContext, uuid: string): Promise<void> {
   try {
     await ctx.em.transactional(async (em) => {
@@ -158,8 +167,11 @@ export async function deleteParticipant(ctx: ServiceContext, uuid: string): Prom
       const p = await findOrThrow(em, uuid);
       await assertNoPaidApplications(ctx, db, uuid);
       await touchAccounts(ctx, db, [p.accountUuid]);
+      // The (unpaid) applications go with the participant (cascade): their charges are cancelled (D8).
+      const applications = await applicationsOf(ctx, db, uuid);
       em.remove(p);
       await em.flush();
+      await syncCharges(db, ctx.tenant.schema, applications);
     });
   } catch (err) {
     // Records added later that still refer to the participant (and do not cascade) also keep it.

@@ -52,7 +52,7 @@ export async function outbox(h: Harness, t: TestTenant): Promise<{ kind: string;
   return res.rows;
 }
 
-/** Raw SQL on the tenant's attendances (for system-only states and the money placeholder). */
+/** Raw SQL on the tenant's attendances (for system-only states, and a `paid` flag without a receipt). */
 export async function setColumns(h: Harness, t: TestTenant, uuid: string, set: { status?: string; paid?: boolean }): Promise<void> {
   const db = executorOf(h.orm);
   const table = qualified(t.tenant.schema, 'attendances');

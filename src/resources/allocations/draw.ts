@@ -1,0 +1,152 @@
+import { allocateByLot, type LotApplication, type LotInterval, type LotOffer, type LotResult } from '../../domain/lottery.js';
+import { sortAfterDecisions } from '../../domain/participant-list.js';
+import { expandOccurrences } from '../../domain/recurrence.js';
+import type { ServiceContext } from '../../platform/context.js';
+import { sql, type Executor } from '../../platform/db/sql.js';
+import { syncCharges } from '../bookings/charges.js';
+import { loadList } from '../attendances/writes.js';
+import { lockEditionOffers, pendingRuns, table, type PendingRun } from './store.js';
+
+// The lottery run (D7, D10 "Lot and commit"), the work of the `edition-allocate` job. With the edition's row
+// and all its offers locked, it loads the edition's `waiting` applications, the offers' places, age limits
+// and dates, and the children's confirmed places in any edition; `allocateByLot` (src/domain/lottery.ts)
+// decides; the decisions are written held back with their reasons, the participant lists are renumbered
+// (the decided ones at the end of their new group, in draw order) and the run is marked finished, all in
+// one transaction. A worker dying mid-run loses nothing: the transaction rolls back, the job runs again and
+// finds the run still pending; a finished run is never drawn twice.
+
+const ONE_YEAR_MS = 366 * 86_400_000;
+
+type DateRow = { begin: number; end: number; recurrence: string | null };
+
+/** An offer's dates with recurrences expanded (D10: an open RRULE runs to the edition's last task end, or a year). */
+function intervals(dates: DateRow[], horizonMs: number | null): LotInterval[] {
+  return dates.flatMap((d) =>
+    expandOccurrences({
+      begin: new Date(d.begin), end: new Date(d.end), recurrence: d.recurrence, horizon: new Date(horizonMs ?? d.begin + ONE_YEAR_MS),
+    }).map((o) => ({ begin: o.begin.toISOString(), end: o.end.toISOString() })),
+  );
+}
+
+/**
+ * Draws the edition's pending runs up to `upToSeq`, oldest first. Call inside a transaction holding the
+ * edition's row lock (store.ts `lockEdition`).
+ */
+export async function settlePendingRuns(ctx: ServiceContext, db: Executor, editionUuid: string, upToSeq: number): Promise<void> {
+  for (const run of await pendingRuns(ctx, db, editionUuid, upToSeq)) {
+    const result = await drawRun(ctx, db, editionUuid, run);
+    ctx.log.info({ edition: editionUuid, allocation: run.uuid, ...result.counts }, 'lottery run drawn');
+  }
+}
+
+async function drawRun(ctx: ServiceContext, db: Executor, editionUuid: string, run: PendingRun): Promise<LotResult> {
+  await lockEditionOffers(ctx, db, editionUuid);
+
+  // D10: the draw depends on the seed and the creation order, never on UUIDs. The rank of creation among the
+  // applications drawn (not the table-wide serial) makes an identical scenario draw identically, also in a
+  // second edition of the same municipality.
+  const apps = await sql<LotApplication>`
+    select a.uuid as id, a.participant_uuid as "participantId", a.offer_uuid as "offerId", a.user_priority as "userPriority",
+      (row_number() over (order by a.seq))::int as "createdOrder", to_char(p.date_of_birth, 'YYYY-MM-DD') as "dateOfBirth"
+    from ${table(ctx, 'attendances')} a
+    join ${table(ctx, 'offers')} o on o.uuid = a.offer_uuid
+    join ${table(ctx, 'participants')} p on p.uuid = a.participant_uuid
+    where o.edition_uuid = ${editionUuid}::uuid and a.status = 'waiting'
+    order by a.seq`.execute(db);
+  const applications = apps.rows;
+
+  let result: LotResult = { decisions: [], counts: { confirmed: 0, waitlisted: 0, unfulfilled: 0 } };
+  if (applications.length > 0) {
+    const offerIds = [...new Set(applications.map((a) => a.offerId))];
+    const participantIds = [...new Set(applications.map((a) => a.participantId))];
+    const offers = await loadOffers(ctx, db, offerIds);
+    const existingConfirmed = await loadConfirmedPlaces(ctx, db, participantIds);
+    result = allocateByLot({ seed: run.seed, waitlist: run.waitlist, applications, offers, existingConfirmed });
+    await writeDecisions(ctx, db, result);
+    await reorderLists(ctx, db, result, new Map(applications.map((a) => [a.id, a.offerId])));
+    // D8: held-back decisions are not final, so nothing is charged yet; the reconciler decides that itself.
+    await syncCharges(db, ctx.tenant.schema, result.decisions.map((d) => d.id));
+  }
+  await sql`update ${table(ctx, 'edition_allocations')}
+    set finished_at = now(), confirmed = ${result.counts.confirmed}, waitlisted = ${result.counts.waitlisted},
+      unfulfilled = ${result.counts.unfulfilled}
+    where uuid = ${run.uuid}::uuid`.execute(db);
+  return result;
+}
+
+/** The offers' places (D10: held-back confirmations hold a place too), age limits and expanded dates. */
+async function loadOffers(ctx: ServiceContext, db: Executor, offerIds: string[]): Promise<LotOffer[]> {
+  const res = await sql<{
+    id: string; capacity: number | null; minAge: number | null; maxAge: number | null; confirmedCount: number;
+    dates: DateRow[]; horizon: number | null;
+  }>`
+    select o.uuid as id, o.max_participants as capacity, o.min_age as "minAge", o.max_age as "maxAge",
+      (select count(*) from ${table(ctx, 'attendances')} c where c.offer_uuid = o.uuid and c.status = 'confirmed')::int as "confirmedCount",
+      coalesce((select json_agg(json_build_object('begin', extract(epoch from d."begin") * 1000,
+          'end', extract(epoch from d."end") * 1000, 'recurrence', d.recurrence) order by d."begin")
+        from ${table(ctx, 'offer_dates')} d where d.offer_uuid = o.uuid), '[]'::json) as dates,
+      (select extract(epoch from max(gt.end_at)) * 1000 from ${table(ctx, 'edition_tasks')} gt
+        where gt.edition_uuid = o.edition_uuid)::float8 as horizon
+    from ${table(ctx, 'offers')} o where o.uuid = any(${offerIds}::uuid[])`.execute(db);
+  return res.rows.map((o) => {
+    const dates = intervals(o.dates, o.horizon);
+    // D10: age is taken at the offer's first date (the earliest begin; recurrences start there).
+    const first = o.dates.length > 0 ? new Date(Math.min(...o.dates.map((d) => d.begin))).toISOString() : null;
+    return {
+      id: o.id, capacity: o.capacity, confirmedCount: o.confirmedCount, minAge: o.minAge, maxAge: o.maxAge, firstDate: first, dates,
+    };
+  });
+}
+
+/** D10: a child's confirmed places in any edition count as overlaps. */
+async function loadConfirmedPlaces(ctx: ServiceContext, db: Executor, participantIds: string[]): Promise<LotApplicationPlaces> {
+  const res = await sql<{ participantId: string; dates: DateRow[]; horizon: number | null }>`
+    select a.participant_uuid as "participantId",
+      coalesce((select json_agg(json_build_object('begin', extract(epoch from d."begin") * 1000,
+          'end', extract(epoch from d."end") * 1000, 'recurrence', d.recurrence))
+        from ${table(ctx, 'offer_dates')} d where d.offer_uuid = a.offer_uuid), '[]'::json) as dates,
+      (select extract(epoch from max(gt.end_at)) * 1000 from ${table(ctx, 'edition_tasks')} gt
+        where gt.edition_uuid = o.edition_uuid)::float8 as horizon
+    from ${table(ctx, 'attendances')} a
+    join ${table(ctx, 'offers')} o on o.uuid = a.offer_uuid
+    where a.status = 'confirmed' and a.participant_uuid = any(${participantIds}::uuid[])`.execute(db);
+  return res.rows.map((r) => ({ participantId: r.participantId, dates: intervals(r.dates, r.horizon) }));
+}
+type LotApplicationPlaces = Array<{ participantId: string; dates: LotInterval[] }>;
+
+/** Every decision held back with its reason (D7); a waiting application only (a concurrent change wins). */
+async function writeDecisions(ctx: ServiceContext, db: Executor, result: LotResult): Promise<void> {
+  const ds = result.decisions;
+  await sql`update ${table(ctx, 'attendances')} a
+    set status = v.status, held_back = true, decision_reason = v.reason, status_changed_at = now(),
+      confirmed_at = case when v.status = 'confirmed' then now() else a.confirmed_at end, modified_at = now()
+    from unnest(${ds.map((d) => d.id)}::uuid[], ${ds.map((d) => d.status)}::text[], ${ds.map((d) => d.reason)}::text[])
+      as v(id, status, reason)
+    where a.uuid = v.id and a.status = 'waiting'`.execute(db);
+}
+
+/**
+ * Renumbers the participant lists the run touched (D10 `sorting`): the decided applications go to the end
+ * of their new group in draw order (D7: the waiting list follows the draw), everyone else keeps their place.
+ */
+async function reorderLists(ctx: ServiceContext, db: Executor, result: LotResult, offerOf: Map<string, string>): Promise<void> {
+  const rank = new Map(result.decisions.map((d) => [d.id, d.drawPosition]));
+  const ids: string[] = [];
+  const sortings: number[] = [];
+  for (const offerUuid of [...new Set(result.decisions.map((d) => offerOf.get(d.id)!))].sort()) {
+    const rows = await loadList(ctx, db, offerUuid);
+    const mine = new Map(rows.filter((r) => rank.has(r.id)).map((r) => [r.id, rank.get(r.id)!]));
+    const stored = new Map(rows.map((r) => [r.id, r.sorting]));
+    for (const r of sortAfterDecisions(rows, mine)) {
+      if (stored.get(r.id) !== r.sorting) {
+        ids.push(r.id);
+        sortings.push(r.sorting);
+      }
+    }
+  }
+  if (ids.length === 0) return;
+  await sql`update ${table(ctx, 'attendances')} a set sorting = v.s, modified_at = now()
+    from unnest(${ids}::uuid[], ${sortings}::int[]) as v(id, s)
+    where a.uuid = v.id`.execute(db);
+}
+

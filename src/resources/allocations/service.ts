@@ -1,0 +1,107 @@
+import { randomInt } from 'node:crypto';
+import type { ServiceContext } from '../../platform/context.js';
+import { dbOf } from '../../platform/context.js';
+import { sql } from '../../platform/db/sql.js';
+import { newUuid } from '../../platform/http/ids.js';
+import { conflict } from '../../platform/http/problem.js';
+import { QUEUES, type JobSender, type TenantJobData } from '../../platform/jobs/queue.js';
+import { getEdition } from '../editions/service.js';
+import type { EditionOut } from '../editions/schema.js';
+import { settlePendingRuns } from './draw.js';
+import { releaseHeldBack } from './release.js';
+import type { AllocateEditionInput, CommitEditionInput } from './schema.js';
+import { editionNotFound, lockEdition, readEdition, table } from './store.js';
+
+// D7 `POST /editions/{uuid}/allocate` and `/commit`: background actions (spec 1.11: 202 with the edition as it
+// is now). The request checks, records what was asked (a lottery run with its seed) and enqueues the job in
+// the same transaction (pg-boss through the request's connection), so a job exists exactly when the request
+// succeeded. The jobs (below) do the work under the edition's row lock; both are idempotent.
+
+function jobsOf(ctx: ServiceContext): JobSender {
+  if (!ctx.jobs) throw new Error('no job queue is configured for this process (createApp deps.jobs)');
+  return ctx.jobs;
+}
+
+/** A seed when none was sent (D10: drawn and recorded): a non-negative 31-bit integer, easy to copy. */
+const drawSeed = () => randomInt(0, 2 ** 31);
+
+export type AllocateJob = { tenant: string; edition: string; allocation: string };
+export type CommitJob = { tenant: string; edition: string; notify: boolean; upToRun: number };
+
+export async function allocateEdition(ctx: ServiceContext, input: AllocateEditionInput): Promise<EditionOut> {
+  const jobs = jobsOf(ctx);
+  await ctx.em.transactional(async (em) => {
+    const db = dbOf(em);
+    const edition = await readEdition(ctx, db, input.uuid);
+    if (!edition) throw editionNotFound(input.uuid);
+    // D10: allocating by lot on a first-come-first-served edition (its effective procedure now, D4) is 409.
+    if (edition.procedure !== 'lot') {
+      throw conflict('This edition allocates places first come first served; only an edition with the lot procedure can allocate by lot.');
+    }
+    const uuid = newUuid();
+    await sql`insert into ${table(ctx, 'edition_allocations')} (uuid, edition_uuid, seed, waitlist)
+      values (${uuid}::uuid, ${edition.uuid}::uuid, ${input.seed ?? drawSeed()}, ${input.waitlist !== false})`.execute(db);
+    const job: AllocateJob = { tenant: ctx.tenant.slug, edition: edition.uuid, allocation: uuid };
+    await jobs.send(QUEUES.editionAllocate, job, { db });
+  });
+  return getEdition(ctx, input.uuid);
+}
+
+export async function commitEdition(ctx: ServiceContext, input: CommitEditionInput): Promise<EditionOut> {
+  const jobs = jobsOf(ctx);
+  await ctx.em.transactional(async (em) => {
+    const db = dbOf(em);
+    const res = await sql<{ uuid: string; heldBack: boolean; pending: boolean; upToRun: number }>`
+      select e.uuid,
+        exists (select 1 from ${table(ctx, 'attendances')} a join ${table(ctx, 'offers')} o on o.uuid = a.offer_uuid
+          where o.edition_uuid = e.uuid and a.held_back) as "heldBack",
+        exists (select 1 from ${table(ctx, 'edition_allocations')} r where r.edition_uuid = e.uuid and r.finished_at is null) as pending,
+        coalesce((select max(r.seq) from ${table(ctx, 'edition_allocations')} r where r.edition_uuid = e.uuid), 0)::float8 as "upToRun"
+      from ${table(ctx, 'editions')} e where e.uuid = ${input.uuid}::uuid`.execute(db);
+    const edition = res.rows[0];
+    if (!edition) throw editionNotFound(input.uuid);
+    // D10: nothing held back (and no run still being drawn whose decisions it would release): nothing happens.
+    if (!edition.heldBack && !edition.pending) return;
+    // The commit releases what the runs requested before it decided: the job draws any of them still pending first.
+    const job: CommitJob = { tenant: ctx.tenant.slug, edition: edition.uuid, notify: input.notify !== false, upToRun: edition.upToRun };
+    await jobs.send(QUEUES.editionCommit, job, { db });
+  });
+  return getEdition(ctx, input.uuid);
+}
+
+// ---- the jobs (src/jobs.ts registers them) ----------------------------------------------------------
+
+const text = (data: TenantJobData, key: string): string => {
+  const v = data[key];
+  if (typeof v !== 'string') throw new Error(`job data: ${key} missing`);
+  return v;
+};
+
+/** `edition-allocate`: draws the run (and any run of the edition requested before it still pending). */
+export async function runAllocationJob(ctx: ServiceContext, data: TenantJobData): Promise<void> {
+  const editionUuid = text(data, 'edition');
+  const allocation = text(data, 'allocation');
+  await ctx.em.transactional(async (em) => {
+    const db = dbOf(em);
+    // The edition was deleted meanwhile (its runs with it): nothing to do.
+    if (!(await lockEdition(ctx, db, editionUuid))) return;
+    const run = await sql<{ seq: number }>`select seq::float8 as seq from ${table(ctx, 'edition_allocations')}
+      where uuid = ${allocation}::uuid and edition_uuid = ${editionUuid}::uuid`.execute(db);
+    if (!run.rows[0]) return;
+    await settlePendingRuns(ctx, db, editionUuid, run.rows[0].seq);
+  });
+}
+
+/** `edition-commit`: draws the runs requested before the commit that are still pending, then releases. */
+export async function runCommitJob(ctx: ServiceContext, data: TenantJobData): Promise<void> {
+  const editionUuid = text(data, 'edition');
+  const upToRun = typeof data.upToRun === 'number' ? data.upToRun : 0;
+  const notify = data.notify !== false;
+  await ctx.em.transactional(async (em) => {
+    const db = dbOf(em);
+    const edition = await lockEdition(ctx, db, editionUuid);
+    if (!edition) return;
+    await settlePendingRuns(ctx, db, editionUuid, upToRun);
+    await releaseHeldBack(ctx, db, edition, notify);
+  });
+}

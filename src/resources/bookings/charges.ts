@@ -1,0 +1,96 @@
+import type { AttendanceState } from '../../domain/attendance-states.js';
+import { CHARGE_TYPES, chargeHome, chargePostings, chargeTarget } from '../../domain/money.js';
+import { qualified, sql, type Executor } from '../../platform/db/sql.js';
+import { currentLedgerOf, postBookings, type NewBooking } from './store.js';
+
+// The one place that posts fee charges and their cancellations (D8, D10 "Money"; spec 3.2 "transitions also
+// update payment records"). Every write to an application calls `syncCharges` for the applications it
+// touched, inside its transaction (after its changes are flushed): create, transition, PATCH payable,
+// transfer (old and new), delete, refill, the commit of held-back decisions, a participant deleted or moved to
+// another account, an account deleted, an offer moved to another edition, a receipt's reversal.
+//
+// It is an idempotent reconciler: for each application it compares what SHOULD be charged (`chargeTarget`,
+// src/domain/money.ts: the fee while the decision is final with a confirmed place or while it is paid; kept
+// when it moves on to participated/noshow; nothing otherwise or once deleted) with the sum of its existing
+// charge and cancellation bookings, and posts the difference. Called twice, the second call posts nothing.
+// An unpaid application's charge lives in its current debtor's ledger for its offer's edition (moved there,
+// with a cancellation in the old ledger, when the child joins a family account or the offer changes edition);
+// a paid one's stays with its payments. A deleted application's charges are cancelled where they are.
+
+type Row = {
+  id: string;
+  exists: boolean;
+  status: AttendanceState | null;
+  heldBack: boolean | null;
+  fee: number | null;
+  payableSwitchedOff: boolean | null;
+  paid: boolean | null;
+  offerName: string | null;
+  /** Who owes it now (D8: the participant's account, else the participant) and the offer's edition. */
+  account: string | null;
+  participant: string | null;
+  edition: string | null;
+};
+
+type Group = {
+  attendance: string; ledger: string; amount: number; lastSeq: number;
+  account: string | null; participant: string | null; edition: string;
+};
+
+/** The group's ledger belongs to the application's current debtor and edition. */
+function isCurrent(g: Group, r: Row): boolean {
+  if (g.edition !== r.edition) return false;
+  return r.account ? g.account === r.account : g.account === null && g.participant === r.participant;
+}
+
+export async function syncCharges(db: Executor, schema: string, attendanceUuids: readonly string[]): Promise<void> {
+  const ids = [...new Set(attendanceUuids)].sort();
+  if (ids.length === 0) return;
+  const t = (name: string) => qualified(schema, name);
+  // Callers hold the offers' row locks (src/resources/attendances/writes.ts), so no two writers reconcile
+  // one application at once.
+  const state = await sql<Row>`
+    select x.id, a.uuid is not null as exists, a.status, a.held_back as "heldBack", a.fee,
+      a.payable_switched_off as "payableSwitchedOff", a.paid, o.name as "offerName",
+      p.account_uuid as account, a.participant_uuid as participant, o.edition_uuid as edition
+    from unnest(${ids}::uuid[]) as x(id)
+    left join ${t('attendances')} a on a.uuid = x.id
+    left join ${t('offers')} o on o.uuid = a.offer_uuid
+    left join ${t('participants')} p on p.uuid = a.participant_uuid
+    order by x.id`.execute(db);
+  const groups = await sql<Group>`
+    select b.attendance_uuid as attendance, b.ledger_uuid as ledger, sum(b.amount)::int as amount, max(b.seq)::float8 as "lastSeq",
+      d.account_uuid as account, d.participant_uuid as participant, l.edition_uuid as edition
+    from ${t('bookings')} b
+    join ${t('ledgers')} l on l.uuid = b.ledger_uuid
+    join ${t('debtors')} d on d.uuid = l.debtor_uuid
+    where b.attendance_uuid = any(${ids}::uuid[]) and b.type = any(${[...CHARGE_TYPES]}::text[])
+    group by b.attendance_uuid, b.ledger_uuid, d.account_uuid, d.participant_uuid, l.edition_uuid`.execute(db);
+
+  const out: NewBooking[] = [];
+  for (const r of state.rows) {
+    const mine = groups.rows.filter((g) => g.attendance === r.id);
+    const charged = mine.reduce((s, g) => s + g.amount, 0);
+    const target = r.exists
+      ? chargeTarget({
+          status: r.status!, heldBack: !!r.heldBack, fee: r.fee, payableSwitchedOff: !!r.payableSwitchedOff, paid: !!r.paid, charged,
+        })
+      : 0;
+    // Where the charge belongs: a paid application's stays where its payments are; an unpaid one's follows
+    // the application to its current debtor's ledger for the offer's edition (a child that joined a family
+    // account, an offer moved to another edition), so the ledger matches the family's open payments.
+    let home: string | null = null;
+    if (r.exists) {
+      home = r.paid ? chargeHome(mine) : mine.find((g) => isCurrent(g, r))?.ledger ?? null;
+      if (home === null && target !== 0) home = await currentLedgerOf(db, schema, r.id);
+    }
+    for (const p of chargePostings(mine, home, target)) {
+      const what = r.offerName ? `Teilnahmebeitrag „${r.offerName}“` : 'Teilnahmebeitrag (Anmeldung gelöscht)';
+      out.push({
+        ledger: p.ledger, type: p.type, amount: p.amount, attendance: r.id, receipt: null,
+        text: p.type === 'charge' ? what : `Storno ${what}`,
+      });
+    }
+  }
+  await postBookings(db, schema, out);
+}

@@ -1,0 +1,86 @@
+import type { BookingType } from '../../domain/money.js';
+import { qualified, sql, type Executor } from '../../platform/db/sql.js';
+import { newUuid } from '../../platform/http/ids.js';
+
+// The write side of money (D8), shared by charges, receipts and transfers: debtors and ledgers are made on
+// first need (insert … on conflict do nothing, so concurrent writers agree on one row), bookings are only
+// ever inserted (the table refuses UPDATE and DELETE). Call inside the writing transaction.
+
+/** Whoever owes an application's fee (D8): the participant's family account, else the participant. */
+export type Party = { account: string | null; participant: string };
+
+export async function ensureDebtor(db: Executor, schema: string, party: Party): Promise<string> {
+  const debtors = qualified(schema, 'debtors');
+  if (party.account) {
+    await sql`insert into ${debtors} (uuid, account_uuid) values (${newUuid()}::uuid, ${party.account}::uuid)
+      on conflict (account_uuid) where account_uuid is not null do nothing`.execute(db);
+    const res = await sql<{ uuid: string }>`select uuid from ${debtors} where account_uuid = ${party.account}::uuid`.execute(db);
+    return res.rows[0]!.uuid;
+  }
+  await sql`insert into ${debtors} (uuid, participant_uuid) values (${newUuid()}::uuid, ${party.participant}::uuid)
+    on conflict (participant_uuid) where participant_uuid is not null do nothing`.execute(db);
+  const res = await sql<{ uuid: string }>`select uuid from ${debtors} where participant_uuid = ${party.participant}::uuid`.execute(db);
+  return res.rows[0]!.uuid;
+}
+
+/** The debtor's ledger for the edition (D8), made when missing. */
+export async function ensureLedger(db: Executor, schema: string, debtor: string, edition: string): Promise<string> {
+  const ledgers = qualified(schema, 'ledgers');
+  await sql`insert into ${ledgers} (uuid, debtor_uuid, edition_uuid) values (${newUuid()}::uuid, ${debtor}::uuid, ${edition}::uuid)
+    on conflict (debtor_uuid, edition_uuid) do nothing`.execute(db);
+  const res = await sql<{ uuid: string }>`select uuid from ${ledgers}
+    where debtor_uuid = ${debtor}::uuid and edition_uuid = ${edition}::uuid`.execute(db);
+  return res.rows[0]!.uuid;
+}
+
+/** The ledger an application's new bookings go to when it has none yet: its debtor's, for its offer's edition. */
+export async function currentLedgerOf(db: Executor, schema: string, attendanceUuid: string): Promise<string | null> {
+  const t = (name: string) => qualified(schema, name);
+  const res = await sql<{ account: string | null; participant: string; edition: string }>`
+    select p.account_uuid as account, p.uuid as participant, o.edition_uuid as edition
+    from ${t('attendances')} a
+    join ${t('participants')} p on p.uuid = a.participant_uuid
+    join ${t('offers')} o on o.uuid = a.offer_uuid
+    where a.uuid = ${attendanceUuid}::uuid`.execute(db);
+  const r = res.rows[0];
+  if (!r) return null;
+  return ensureLedger(db, schema, await ensureDebtor(db, schema, r), r.edition);
+}
+
+export type NewBooking = {
+  ledger: string;
+  type: BookingType;
+  amount: number;
+  text: string | null;
+  attendance: string | null;
+  receipt: string | null;
+};
+
+/** Appends bookings in the given order (their `seq` keeps it); zero amounts are skipped. */
+export async function postBookings(db: Executor, schema: string, bookings: readonly NewBooking[]): Promise<void> {
+  const rows = bookings.filter((b) => b.amount !== 0);
+  if (rows.length === 0) return;
+  // One statement; `with ordinality` keeps the array order for the identity column.
+  await sql`insert into ${qualified(schema, 'bookings')} (uuid, ledger_uuid, type, amount, text, attendance_uuid, receipt_uuid)
+    select v.uuid, v.ledger, v.type, v.amount, v.text, v.attendance, v.receipt
+    from unnest(${rows.map(() => newUuid())}::uuid[], ${rows.map((b) => b.ledger)}::uuid[], ${rows.map((b) => b.type)}::text[],
+      ${rows.map((b) => b.amount)}::int[], ${rows.map((b) => b.text)}::text[], ${rows.map((b) => b.attendance)}::uuid[],
+      ${rows.map((b) => b.receipt)}::uuid[]) with ordinality as v(uuid, ledger, type, amount, text, attendance, receipt, n)
+    order by v.n`.execute(db);
+}
+
+/**
+ * Keeps `attendances.paid` equal to the receipts rule (D10: paid while an unreversed item of a receipt that is
+ * not a reversal covers it). Rows whose flag changes count as modified. Call after receipts or reversals are
+ * written, in the same transaction.
+ */
+export async function refreshPaid(db: Executor, schema: string, attendanceUuids: readonly string[]): Promise<void> {
+  const ids = [...new Set(attendanceUuids)];
+  if (ids.length === 0) return;
+  const t = (name: string) => qualified(schema, name);
+  await sql`update ${t('attendances')} a set paid = v.paid, modified_at = now()
+    from (select x.id, exists (select 1 from ${t('receipt_items')} i join ${t('receipts')} r on r.uuid = i.receipt_uuid
+        where i.attendance_uuid = x.id and i.reversed_by_uuid is null and r.reverses_uuid is null) as paid
+      from unnest(${ids}::uuid[]) as x(id)) v
+    where a.uuid = v.id and a.paid is distinct from v.paid`.execute(db);
+}

@@ -1,0 +1,66 @@
+import type { ServiceContext } from '../../platform/context.js';
+import { dbOf } from '../../platform/context.js';
+import { GERMAN, likePattern } from '../../platform/db/search.js';
+import { qualified, sql, type RawBuilder } from '../../platform/db/sql.js';
+import { formatTimestamp } from '../../platform/http/dates.js';
+import { pageOf } from '../../platform/http/fields.js';
+import { notFound } from '../../platform/http/problem.js';
+import { fullNameSql, participantNameSql } from '../participants/names.js';
+import { accountFilter, debtorNameSql } from '../money/filters.js';
+import type { DebtorOut, ListDebtorsInput } from './schema.js';
+
+// Debtors (D8, D10): read-only; made by the money writes on first need. One SQL projection per page.
+type Row = {
+  uuid: string; name: string | null; createdAt: string; balance: number;
+  accountUuid: string | null; accountName: string | null; participantUuid: string | null; participantName: string | null;
+};
+
+function toOut(r: Row): DebtorOut {
+  return {
+    uuid: r.uuid,
+    name: r.name ?? undefined,
+    account: r.accountUuid ? { uuid: r.accountUuid, name: r.accountName ?? undefined } : undefined,
+    participant: r.participantUuid ? { uuid: r.participantUuid, name: r.participantName ?? undefined } : undefined,
+    balance: r.balance,
+    createdAt: formatTimestamp(r.createdAt)!,
+  };
+}
+
+function projection(ctx: ServiceContext, where: RawBuilder<unknown>, limit: number, offset: number) {
+  const t = (name: string) => qualified(ctx.tenant.schema, name);
+  return sql<Row>`
+    select d.uuid, ${debtorNameSql()} as name, d.created_at::text as "createdAt",
+      dacc.uuid as "accountUuid", coalesce(${fullNameSql('dacc')}, dacc.email) as "accountName",
+      dp.uuid as "participantUuid", ${participantNameSql('dp')} as "participantName",
+      coalesce((select sum(b.amount) from ${t('bookings')} b join ${t('ledgers')} l on l.uuid = b.ledger_uuid
+        where l.debtor_uuid = d.uuid), 0)::int as balance
+    from ${t('debtors')} d
+    left join ${t('accounts')} dacc on dacc.uuid = d.account_uuid
+    left join ${t('participants')} dp on dp.uuid = d.participant_uuid
+    where ${where}
+    order by ${debtorNameSql()} ${GERMAN} nulls last, d.uuid
+    limit ${limit} offset ${offset}`;
+}
+
+export async function listDebtors(ctx: ServiceContext, input: ListDebtorsInput): Promise<DebtorOut[]> {
+  const db = dbOf(ctx.em);
+  const { limit, offset } = pageOf(input);
+  const conds: RawBuilder<unknown>[] = [sql`true`];
+  if (input.account !== undefined) {
+    const c = await accountFilter(ctx, db, 'd.account_uuid', input.account);
+    if (!c) return [];
+    conds.push(c);
+  }
+  if (input.q) {
+    const q = likePattern(input.q);
+    conds.push(sql`(${debtorNameSql()} ilike ${q} or dacc.email ilike ${q})`);
+  }
+  const res = await projection(ctx, sql.join(conds, sql` and `), limit, offset).execute(db);
+  return res.rows.map(toOut);
+}
+
+export async function getDebtor(ctx: ServiceContext, uuid: string): Promise<DebtorOut> {
+  const res = await projection(ctx, sql`d.uuid = ${uuid}::uuid`, 1, 0).execute(dbOf(ctx.em));
+  if (!res.rows[0]) throw notFound(`No debtor with the identifier ${uuid} exists.`);
+  return toOut(res.rows[0]);
+}

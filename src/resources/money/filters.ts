@@ -1,0 +1,35 @@
+import type { ServiceContext } from '../../platform/context.js';
+import { sql, type Executor, type RawBuilder } from '../../platform/db/sql.js';
+import { parseId } from '../../platform/http/ids.js';
+import { resolveAccountRef } from '../accounts/service.js';
+import { fullNameSql, participantNameSql } from '../participants/names.js';
+
+// What the money resources (debtors, ledgers, bookings, receipts; D8, D10 "Money") share on the read side:
+// the debtor's display name and the reference filters. A filter value that matches nothing gives `[]`
+// (spec 1.9): the builders return null then.
+
+/**
+ * A debtor's name (spec 2.1 reference `name`): the account's full name, else its e-mail address; a participant
+ * debtor's full name (none once pseudonymised, D9). `acc` and `dp` alias the debtor's account and participant.
+ */
+export function debtorNameSql(acc = 'dacc', dp = 'dp') {
+  return sql<string | null>`coalesce(${fullNameSql(acc)}, ${sql.ref(`${acc}.email`)}, ${participantNameSql(dp)})`;
+}
+
+/** `debtor=<uuid>`: the column equals the debtor's id; null (→ `[]`) for a value that is no identifier. */
+export function debtorFilter(column: string, value: string): RawBuilder<unknown> | null {
+  const id = parseId(value);
+  return id ? sql`${sql.ref(column)} = ${id}::uuid` : null;
+}
+
+/** `account=<uuid or e-mail>`: the debtor is that family account. */
+export async function accountFilter(ctx: ServiceContext, db: Executor, debtorAccountColumn: string, value: string): Promise<RawBuilder<unknown> | null> {
+  const account = await resolveAccountRef(ctx, value, db);
+  return account ? sql`${sql.ref(debtorAccountColumn)} = ${account}::uuid` : null;
+}
+
+/** `edition=<uuid or alias>` on an edition table alias. */
+export function editionFilter(editionAlias: string, value: string): RawBuilder<unknown> {
+  const id = parseId(value);
+  return sql`(${sql.ref(`${editionAlias}.uuid`)} = ${id}::uuid or ${sql.ref(`${editionAlias}.alias`)} = ${value})`;
+}

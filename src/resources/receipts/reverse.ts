@@ -1,0 +1,139 @@
+import { applyTransition, type AttendanceState } from '../../domain/attendance-states.js';
+import { formatEuro, selectReversal } from '../../domain/money.js';
+import type { ServiceContext } from '../../platform/context.js';
+import { dbOf } from '../../platform/context.js';
+import { qualified, sql, type Executor } from '../../platform/db/sql.js';
+import { newUuid } from '../../platform/http/ids.js';
+import { conflict, unprocessable } from '../../platform/http/problem.js';
+import { queueMail } from '../../platform/mail/outbox.js';
+import { Attendance } from '../attendances/entity.js';
+import { transitionLocked } from '../attendances/transitions.js';
+import { lockOffers, type LockedOffer } from '../attendances/writes.js';
+import { syncCharges } from '../bookings/charges.js';
+import { postBookings, refreshPaid, type NewBooking } from '../bookings/store.js';
+import type { ReceiptOut, ReverseReceiptInput } from './schema.js';
+import { berlinDate, debtorAddress, getReceipt, nextReceiptNumber, receiptLines, receiptNotFound } from './service.js';
+
+// D8, D10: `POST /receipts/{uuid}/reverse` (admin, 200; body `{items?, withdraw?, notify?}`). Creates a reversal
+// receipt with the negated lines (`reverses` the original, a number of its own), makes those applications
+// unpaid again (the charge stays: they are open payments again, or, with `withdraw`, are withdrawn, which
+// frees the places and cancels the charge) and answers with the original receipt showing `reversedBy`.
+// A receipt may be reversed line by line; reversing a reversal, a line already reversed, or a receipt with
+// nothing left to reverse is 409; an application that is not on the receipt is 422.
+// Locks: the applications' offers (as every participant-list write), then the receipt's row, then the number.
+
+type Receipt = { uuid: string; number: string; debtor: string; reverses: string | null };
+type Line = {
+  position: number; attendance: string; ledger: string; amount: number; discount: number; text: string | null; reversed: boolean;
+  offer: string | null; status: AttendanceState | null;
+};
+
+async function loadLines(db: Executor, schema: string, receipt: string): Promise<Line[]> {
+  const t = (name: string) => qualified(schema, name);
+  const res = await sql<Line>`
+    select i.position, i.attendance_uuid as attendance, i.ledger_uuid as ledger, i.amount, i.discount, i.text,
+      i.reversed_by_uuid is not null as reversed, a.offer_uuid as offer, a.status
+    from ${t('receipt_items')} i left join ${t('attendances')} a on a.uuid = i.attendance_uuid
+    where i.receipt_uuid = ${receipt}::uuid
+    order by i.position`.execute(db);
+  return res.rows;
+}
+
+export async function reverseReceipt(ctx: ServiceContext, input: ReverseReceiptInput): Promise<ReceiptOut> {
+  const schema = ctx.tenant.schema;
+  const t = (name: string) => qualified(schema, name);
+  await ctx.em.transactional(async (em) => {
+    const db = dbOf(em);
+    const find = (lock: boolean) => sql<Receipt>`select uuid, number, debtor_uuid as debtor, reverses_uuid as reverses
+      from ${t('receipts')} where uuid = ${input.uuid}::uuid ${lock ? sql`for update` : sql``}`.execute(db);
+    const first = (await find(false)).rows[0];
+    if (!first) throw receiptNotFound(input.uuid);
+    if (first.reverses) throw conflict(`The receipt ${first.number} is itself a reversal; a reversal cannot be reversed.`);
+
+    // Lock the offers of the lines' applications, then the receipt; a transfer that committed in between may
+    // have moved a line to an application of another offer: lock that one too.
+    const locked = new Map<string, LockedOffer>();
+    const offersOf = (ls: Line[]) => [...new Set(ls.map((l) => l.offer).filter((o): o is string => !!o && !locked.has(o)))];
+    let lines = await loadLines(db, schema, input.uuid);
+    for (const [k, v] of await lockOffers(ctx, db, offersOf(lines))) locked.set(k, v);
+    await find(true);
+    for (let round = 0; ; round++) {
+      lines = await loadLines(db, schema, input.uuid);
+      const missing = offersOf(lines);
+      if (missing.length === 0) break;
+      if (round >= 3) throw conflict('The receipt changed while it was being reversed; try again.');
+      for (const [k, v] of await lockOffers(ctx, db, missing)) locked.set(k, v);
+    }
+
+    const selection = selectReversal(lines, input.items ?? null);
+    if (!selection.ok) {
+      switch (selection.reason) {
+        case 'not_on_receipt':
+          throw unprocessable(`items: The application ${selection.attendance} is not on the receipt ${first.number}.`);
+        case 'already_reversed':
+          throw conflict(`The line of the application ${selection.attendance} on the receipt ${first.number} is already reversed.`);
+        case 'nothing_left':
+          throw conflict(`The receipt ${first.number} is already reversed.`);
+      }
+    }
+    const chosen = lines.filter((l) => selection.attendances.includes(l.attendance));
+    // `withdraw`: every chosen application must be withdrawable (or withdrawn already), checked before writing.
+    if (input.withdraw) {
+      const refused = chosen.filter((l) => l.status && l.status !== 'withdrawn' && !applyTransition(l.status, 'withdraw').ok);
+      if (refused.length > 0) {
+        throw conflict(refused.map((l) => `The application ${l.attendance} is ${l.status} and cannot be withdrawn.`).join('\n'));
+      }
+    }
+
+    const paidAt = new Date();
+    const number = await nextReceiptNumber(db, schema, ctx.tenant.settings.receiptNumberPrefix, paidAt);
+    const reversal = newUuid();
+    const total = -chosen.reduce((s, l) => s + l.amount, 0);
+    await sql`insert into ${t('receipts')} (uuid, number, debtor_uuid, reverses_uuid, total, paid_at)
+      values (${reversal}::uuid, ${number}, ${first.debtor}::uuid, ${first.uuid}::uuid, ${total}, ${paidAt})`.execute(db);
+    await sql`insert into ${t('receipt_items')} (receipt_uuid, position, attendance_uuid, ledger_uuid, amount, discount, text)
+      select ${reversal}::uuid, v.n, v.attendance, v.ledger, v.amount, v.discount, v.text
+      from unnest(${chosen.map((l) => l.attendance)}::uuid[], ${chosen.map((l) => l.ledger)}::uuid[], ${chosen.map((l) => -l.amount)}::int[],
+        ${chosen.map((l) => -l.discount)}::int[], ${chosen.map((l) => l.text)}::text[]) with ordinality as v(attendance, ledger, amount, discount, text, n)`.execute(db);
+    await sql`update ${t('receipt_items')} set reversed_by_uuid = ${reversal}::uuid
+      where receipt_uuid = ${first.uuid}::uuid and attendance_uuid = any(${selection.attendances}::uuid[])`.execute(db);
+    await sql`update ${t('receipts')} set modified_at = now() where uuid = ${first.uuid}::uuid`.execute(db);
+    const bookings: NewBooking[] = chosen.flatMap((l) => [
+      { ledger: l.ledger, type: 'reversal' as const, amount: l.amount, attendance: l.attendance, receipt: reversal, text: `Storno Zahlung ${first.number} (${number})` },
+      { ledger: l.ledger, type: 'reversal' as const, amount: l.discount, attendance: l.attendance, receipt: reversal, text: `Storno Nachlass ${first.number} (${number})` },
+    ]);
+    await postBookings(db, schema, bookings);
+    await refreshPaid(db, schema, selection.attendances);
+    // A paid application keeps its charge whatever its state; unpaid again, the charge rule applies anew
+    // (a line of an application that left `confirmed` while paid has its charge cancelled now).
+    await syncCharges(db, schema, selection.attendances);
+
+    // Unpaid again: withdrawn on request (frees the place, cancels the charge, refills where the phase says so).
+    if (input.withdraw) {
+      for (const l of chosen) {
+        if (!l.offer || l.status === 'withdrawn') continue;
+        const a = await em.findOne(Attendance, { uuid: l.attendance });
+        const offer = locked.get(l.offer);
+        if (!a || !offer) continue;
+        await transitionLocked(ctx, em, offer, a, 'withdraw', { commit: true, notify: false });
+      }
+    }
+
+    if (input.notify) {
+      const to = await debtorAddress(db, schema, first.debtor);
+      if (to) {
+        await queueMail(db, schema, {
+          kind: 'receipt_reversal',
+          recipient: to,
+          subject: `Storno der Quittung ${first.number}`,
+          body: `Guten Tag,\n\ndie Quittung ${first.number} wurde am ${berlinDate(paidAt)} storniert (Stornobeleg ${number}):\n\n`
+            + `${receiptLines(chosen.map((l) => ({ text: l.text, amount: -l.amount })))}\n\nSumme: ${formatEuro(total)}\n`
+            + (input.withdraw ? '\nDie betroffenen Anmeldungen wurden zurückgezogen.\n' : '\nDie Beiträge sind damit wieder offen.\n')
+            + '\nIhr Ferienprogramm-Team\n',
+          payload: { receipt: first.uuid, reversal, number },
+        });
+      }
+    }
+  });
+  return getReceipt(ctx, input.uuid);
+}
