@@ -6,7 +6,7 @@ import { formatTimestamp } from '../../platform/http/dates.js';
 import { pageOf } from '../../platform/http/fields.js';
 import { parseId } from '../../platform/http/ids.js';
 import { notFound } from '../../platform/http/problem.js';
-import { accountFilter, debtorFilter, debtorNameSql, editionFilter } from '../money/filters.js';
+import { debtorNameSql, editionFilter, debtorScope } from '../money/filters.js';
 import type { BookingOut, ListBookingsInput } from './schema.js';
 
 // Bookings (D8, D10): read-only projections, one SQL statement per page, in posting order (`seq`).
@@ -54,17 +54,8 @@ function projection(ctx: ServiceContext, where: RawBuilder<unknown>, limit: numb
 export async function listBookings(ctx: ServiceContext, input: ListBookingsInput): Promise<BookingOut[]> {
   const db = dbOf(ctx.em);
   const { limit, offset } = pageOf(input);
-  const conds: RawBuilder<unknown>[] = [sql`true`];
-  if (input.account !== undefined) {
-    const c = await accountFilter(ctx, db, 'd.account_uuid', input.account);
-    if (!c) return [];
-    conds.push(c);
-  }
-  if (input.debtor !== undefined) {
-    const c = debtorFilter('d.uuid', input.debtor);
-    if (!c) return [];
-    conds.push(c);
-  }
+  const conds = await debtorScope(ctx, db, input);
+  if (!conds) return [];
   if (input.edition !== undefined) conds.push(editionFilter('e', input.edition));
   for (const [value, column] of [[input.attendance, 'b.attendance_uuid'], [input.receipt, 'b.receipt_uuid']] as const) {
     if (value === undefined) continue;

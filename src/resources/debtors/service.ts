@@ -6,7 +6,7 @@ import { formatTimestamp } from '../../platform/http/dates.js';
 import { pageOf } from '../../platform/http/fields.js';
 import { notFound } from '../../platform/http/problem.js';
 import { fullNameSql, participantNameSql } from '../participants/names.js';
-import { accountFilter, debtorNameSql } from '../money/filters.js';
+import { debtorNameSql, debtorScope } from '../money/filters.js';
 import type { DebtorOut, ListDebtorsInput } from './schema.js';
 
 // Debtors (D8, D10): read-only; made by the money writes on first need. One SQL projection per page.
@@ -45,12 +45,8 @@ function projection(ctx: ServiceContext, where: RawBuilder<unknown>, limit: numb
 export async function listDebtors(ctx: ServiceContext, input: ListDebtorsInput): Promise<DebtorOut[]> {
   const db = dbOf(ctx.em);
   const { limit, offset } = pageOf(input);
-  const conds: RawBuilder<unknown>[] = [sql`true`];
-  if (input.account !== undefined) {
-    const c = await accountFilter(ctx, db, 'd.account_uuid', input.account);
-    if (!c) return [];
-    conds.push(c);
-  }
+  const conds = await debtorScope(ctx, db, input);
+  if (!conds) return [];
   if (input.q) {
     const q = likePattern(input.q);
     conds.push(sql`(${debtorNameSql()} ilike ${q} or dacc.email ilike ${q})`);

@@ -6,7 +6,7 @@ import { qualified, sql, type RawBuilder } from '../../platform/db/sql.js';
 import { formatTimestamp } from '../../platform/http/dates.js';
 import { pageOf } from '../../platform/http/fields.js';
 import { notFound } from '../../platform/http/problem.js';
-import { accountFilter, debtorFilter, debtorNameSql, editionFilter } from '../money/filters.js';
+import { debtorNameSql, editionFilter, debtorScope } from '../money/filters.js';
 import type { LedgerOut, ListLedgersInput } from './schema.js';
 
 // Ledgers (D8, D10): read-only projections, one SQL statement per page with the book entries aggregated in.
@@ -59,17 +59,8 @@ function projection(ctx: ServiceContext, where: RawBuilder<unknown>, limit: numb
 export async function listLedgers(ctx: ServiceContext, input: ListLedgersInput): Promise<LedgerOut[]> {
   const db = dbOf(ctx.em);
   const { limit, offset } = pageOf(input);
-  const conds: RawBuilder<unknown>[] = [sql`true`];
-  if (input.account !== undefined) {
-    const c = await accountFilter(ctx, db, 'd.account_uuid', input.account);
-    if (!c) return [];
-    conds.push(c);
-  }
-  if (input.debtor !== undefined) {
-    const c = debtorFilter('d.uuid', input.debtor);
-    if (!c) return [];
-    conds.push(c);
-  }
+  const conds = await debtorScope(ctx, db, input);
+  if (!conds) return [];
   if (input.edition !== undefined) conds.push(editionFilter('e', input.edition));
   const res = await projection(ctx, sql.join(conds, sql` and `), limit, offset).execute(db);
   return res.rows.map(toOut);

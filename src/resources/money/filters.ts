@@ -33,3 +33,26 @@ export function editionFilter(editionAlias: string, value: string): RawBuilder<u
   const id = parseId(value);
   return sql`(${sql.ref(`${editionAlias}.uuid`)} = ${id}::uuid or ${sql.ref(`${editionAlias}.alias`)} = ${value})`;
 }
+
+/**
+ * The `account` and `debtor` filters every money list takes (D10), on a query whose debtor is `d`: the
+ * conditions to AND, or null when a filter names nothing (the page is then empty, not an error).
+ */
+export async function debtorScope(
+  ctx: ServiceContext,
+  db: Executor,
+  input: { account?: string; debtor?: string },
+): Promise<RawBuilder<unknown>[] | null> {
+  const conds: RawBuilder<unknown>[] = [sql`true`];
+  if (input.account !== undefined) {
+    const c = await accountFilter(ctx, db, 'd.account_uuid', input.account);
+    if (!c) return null;
+    conds.push(c);
+  }
+  if (input.debtor !== undefined) {
+    const c = debtorFilter('d.uuid', input.debtor);
+    if (!c) return null;
+    conds.push(c);
+  }
+  return conds;
+}

@@ -13,7 +13,7 @@ import { queueMail } from '../../platform/mail/outbox.js';
 import { lockOffers } from '../attendances/writes.js';
 import { syncCharges } from '../bookings/charges.js';
 import { postBookings, refreshPaid, type NewBooking } from '../bookings/store.js';
-import { accountFilter, debtorFilter, debtorNameSql, editionFilter } from '../money/filters.js';
+import { debtorNameSql, editionFilter, debtorScope } from '../money/filters.js';
 import { chargeLedgerOf } from './lines.js';
 import type { CreateReceiptInput, ListReceiptsInput, ReceiptOut } from './schema.js';
 
@@ -72,17 +72,8 @@ export async function listReceipts(ctx: ServiceContext, input: ListReceiptsInput
   const db = dbOf(ctx.em);
   const { limit, offset } = pageOf(input);
   const t = (name: string) => qualified(ctx.tenant.schema, name);
-  const conds: RawBuilder<unknown>[] = [sql`true`];
-  if (input.account !== undefined) {
-    const c = await accountFilter(ctx, db, 'd.account_uuid', input.account);
-    if (!c) return [];
-    conds.push(c);
-  }
-  if (input.debtor !== undefined) {
-    const c = debtorFilter('d.uuid', input.debtor);
-    if (!c) return [];
-    conds.push(c);
-  }
+  const conds = await debtorScope(ctx, db, input);
+  if (!conds) return [];
   if (input.edition !== undefined) {
     conds.push(sql`exists (select 1 from ${t('receipt_items')} fi join ${t('ledgers')} fl on fl.uuid = fi.ledger_uuid
       join ${t('editions')} fe on fe.uuid = fl.edition_uuid where fi.receipt_uuid = r.uuid and ${editionFilter('fe', input.edition)})`);
