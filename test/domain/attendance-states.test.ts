@@ -13,23 +13,14 @@ import {
   possibleTransitions,
   type AttendanceState,
 } from '../../src/domain/attendance-states.js';
+import { SPEC_MATRIX, TRANSITIONS } from '../fixtures/spec-transitions.js';
 
-// Spec 3.2, written out per state: the target of each allowed transition, '-' when not allowed.
-// Columns: confirm, waitlist, reject, withdraw, reset, unfulfill, participated, noshow
-const C = 'confirmed', WL = 'waitlisted', R = 'rejected', WD = 'withdrawn', W = 'waiting', U = 'unfulfilled';
-const P = 'participated', N = 'noshow', _ = '-';
-const EXPECTED: Record<AttendanceState, string[]> = {
-  waiting: [C, WL, R, WD, _, U, _, _],
-  confirmed: [_, WL, R, WD, W, U, P, N],
-  waitlisted: [C, _, R, WD, W, U, P, _],
-  rejected: [C, WL, _, WD, W, U, P, _],
-  withdrawn: [C, WL, R, _, W, U, P, _],
-  unfulfilled: [C, WL, R, _, W, _, P, _],
-  participated: [_, _, _, _, _, _, _, _],
-  noshow: [_, _, _, _, _, _, _, _],
-  email_unconfirmed: [_, _, R, WD, _, _, _, _],
-  consents_outstanding: [_, _, R, WD, _, _, _, _],
-};
+// Spec 3.2, written out once in test/fixtures/spec-transitions.ts; its columns follow ATTENDANCE_TRANSITIONS.
+const EXPECTED = SPEC_MATRIX as Record<AttendanceState, string[]>;
+
+it('lists the transitions in the order of the spec table', () => {
+  expect([...ATTENDANCE_TRANSITIONS]).toEqual([...TRANSITIONS]);
+});
 
 describe('attendance states', () => {
   it('has the 10 states and 8 client transitions', () => {

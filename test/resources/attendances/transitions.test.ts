@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectProblem, startHarness, type Harness, type TestTenant } from '../../harness/harness.js';
+import { NOT_ALLOWED, SPEC_MATRIX, TRANSITIONS } from '../../fixtures/spec-transitions.js';
 import {
   apply, createAccount, createOffer, createOrganiser, createParticipant, expectDenseSorting, firstcome, list, lot,
   newApplication, outbox, setColumns, transition, transitionOk,
@@ -17,23 +18,10 @@ beforeAll(async () => {
 });
 afterAll(() => h.close());
 
-// Spec 3.2, written out per state independently of src/domain: the target of each transition, '-' when
-// impossible. Columns: confirm, waitlist, reject, withdraw, reset, unfulfill, participated, noshow.
-const TRANSITIONS = ['confirm', 'waitlist', 'reject', 'withdraw', 'reset', 'unfulfill', 'participated', 'noshow'] as const;
-const C = 'confirmed', WL = 'waitlisted', R = 'rejected', WD = 'withdrawn', W = 'waiting', U = 'unfulfilled';
-const P = 'participated', N = 'noshow', _ = '-';
-const MATRIX: Record<string, string[]> = {
-  waiting: [C, WL, R, WD, _, U, _, _],
-  confirmed: [_, WL, R, WD, W, U, P, N],
-  waitlisted: [C, _, R, WD, W, U, P, _],
-  rejected: [C, WL, _, WD, W, U, P, _],
-  withdrawn: [C, WL, R, _, W, U, P, _],
-  unfulfilled: [C, WL, R, _, W, _, P, _],
-  participated: [_, _, _, _, _, _, _, _],
-  noshow: [_, _, _, _, _, _, _, _],
-  email_unconfirmed: [_, _, R, WD, _, _, _, _],
-  consents_outstanding: [_, _, R, WD, _, _, _, _],
-};
+// Spec 3.2 as a table independent of src/domain (test/fixtures/spec-transitions.ts).
+const MATRIX = SPEC_MATRIX;
+const _ = NOT_ALLOWED;
+const C = 'confirmed', WL = 'waitlisted', R = 'rejected', WD = 'withdrawn', W = 'waiting';
 const possible = (state: string) => TRANSITIONS.filter((_t, i) => MATRIX[state][i] !== _);
 const shown = (state: string) => [...possible(state), ...(state === 'waiting' ? ['await_email', 'await_consents'] : [])];
 
