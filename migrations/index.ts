@@ -6,6 +6,9 @@ import { Migration20261121003000Families } from './tenant/Migration2026112100300
 import { Migration20261121004000Attendances } from './tenant/Migration20261121004000Attendances.js';
 import { Migration20261121005000Money } from './tenant/Migration20261121005000Money.js';
 import { Migration20261121006000Allocations } from './tenant/Migration20261121006000Allocations.js';
+import { Migration20261124100000OutboxDelivery } from './tenant/Migration20261124100000OutboxDelivery.js';
+import { Migration20261124150000Retention } from './tenant/Migration20261124150000Retention.js';
+import { Migration20261124200813IdempotencyKeys } from './tenant/Migration20261124200813IdempotencyKeys.js';
 
 // Explicit, ordered lists (no globbing at run time). Add new migrations at the end of their list.
 export const controlMigrations = [
@@ -20,4 +23,7 @@ export const tenantMigrations = [
   { name: 'Migration20261121004000Attendances', class: Migration20261121004000Attendances },
   { name: 'Migration20261121005000Money', class: Migration20261121005000Money },
   { name: 'Migration20261121006000Allocations', class: Migration20261121006000Allocations },
+  { name: 'Migration20261124100000OutboxDelivery', class: Migration20261124100000OutboxDelivery },
+  { name: 'Migration20261124150000Retention', class: Migration20261124150000Retention },
+  { name: 'Migration20261124200813IdempotencyKeys', class: Migration20261124200813IdempotencyKeys },
 ];

@@ -1,17 +1,23 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { AnyRouter } from '@trpc/server';
 import type { Orm } from './platform/db/orm.js';
-import type { JobSender } from './platform/jobs/queue.js';
+import { InMemoryJobs, type JobSender } from './platform/jobs/queue.js';
 import { executorOf } from './platform/db/orm.js';
+import { sql as sqlTag } from './platform/db/sql.js';
 import type { Logger } from './platform/logging/logger.js';
 import type { TenantRegistry } from './platform/tenancy/registry.js';
 import { resolveTenant, tenantOf } from './platform/tenancy/middleware.js';
 import { actorOf, authenticate, rejectInvalidToken } from './platform/auth/middleware.js';
 import { readBody } from './platform/http/body.js';
 import { openApiHandler } from './platform/http/openapi-adapter.js';
+import { checkIfMatch, getRoutes, tagResponses } from './platform/http/conditional.js';
+import { idempotency } from './platform/http/idempotency.js';
 import { buildOpenApiDocument } from './platform/http/openapi-document.js';
+import { docsBundle, docsPage } from './platform/http/docs.js';
 import { problemFromError } from './platform/http/errors.js';
+import { DatabaseAvailability, isClientGone } from './platform/http/availability.js';
+import { createMetrics, type Metrics, type OutboxSource } from './platform/metrics/index.js';
 import { parseId } from './platform/http/ids.js';
 import { notFound, Problem, PROBLEM_CONTENT_TYPE } from './platform/http/problem.js';
 import type { TrpcContext } from './platform/http/trpc.js';
@@ -29,6 +35,12 @@ export type AppDeps = {
   router?: AnyRouter;
   /** Where background actions (allocate, commit) enqueue their jobs: pg-boss in main.ts, in memory in tests. */
   jobs?: JobSender;
+  /** Prometheus metrics (`/metrics`); default a registry of this app's own. */
+  metrics?: Metrics;
+  /** When set, `/metrics` answers only to `Authorization: Bearer <metricsToken>` (METRICS_TOKEN). */
+  metricsToken?: string;
+  /** Feeds the outbox gauges (`hp_outbox_backlog`, `_failed`, `_oldest_seconds`); absent: not reported. */
+  outboxSource?: OutboxSource;
 };
 
 export function createApp(deps: AppDeps) {
@@ -41,19 +53,30 @@ export function createApp(deps: AppDeps) {
   app.set('trust proxy', deps.trustProxy);
   app.set('query parser', 'simple');
 
+  // A database outage: 503 with Retry-After, one warning when it starts and one when it ends.
+  const availability = new DatabaseAvailability(log, () => db.selectNoFrom((eb) => eb.lit(1).as('one')).execute());
+  const metrics = deps.metrics ?? createMetrics({ db, router, registrySize: async () => (await registry.list()).length });
+  availability.onChange((down) => metrics.setDatabaseUp(!down));
+  if (deps.outboxSource) metrics.setOutboxSource(deps.outboxSource);
+
   app.use(securityHeaders);
-  app.use(requestLog(log, routeWords(router)));
+  app.use(requestLog(log, routeWords(router), metrics));
 
   // Process-level probes answer on any host, before tenancy.
   app.get('/healthz', (_req, res) => { res.json({ status: 'ok' }); });
   app.get('/readyz', async (_req, res) => {
-    const limiter = deps.rateLimiter.status();
-    try {
-      await db.selectNoFrom((eb) => eb.lit(1).as('one')).execute();
-      res.status(200).json({ status: 'ready', database: 'ok', rateLimit: limiter });
-    } catch {
-      res.status(503).json({ status: 'unavailable', database: 'down', rateLimit: limiter });
+    const checks = await readiness(db, deps);
+    res.status(checks.status === 'ready' ? 200 : 503).json(checks);
+  });
+  app.get('/metrics', async (req, res) => {
+    if (deps.metricsToken && !sameSecret(String(req.headers.authorization ?? ''), `Bearer ${deps.metricsToken}`)) {
+      res.status(401).setHeader('WWW-Authenticate', 'Bearer').setHeader('Content-Type', PROBLEM_CONTENT_TYPE);
+      res.end(JSON.stringify({ type: '/errors/401', title: 'Unauthorized', status: 401, detail: 'The metrics need the metrics token.', instance: `urn:request:${(req as { id?: string }).id}` }));
+      return;
     }
+    res.setHeader('Content-Type', metrics.contentType);
+    res.setHeader('Cache-Control', 'no-store');
+    res.end(await metrics.render());
   });
 
   app.use(resolveTenant(registry, { trustProxy: deps.trustProxy }));
@@ -67,6 +90,9 @@ export function createApp(deps: AppDeps) {
     res.setHeader('Cache-Control', 'public, max-age=300');
     res.json(doc);
   });
+  // The API reference of this municipality (Scalar, from the npm package): public, before the token.
+  app.get('/docs', docsPage);
+  app.get('/docs/scalar.js', docsBundle);
 
   app.use(authenticate(db));
   app.use(rateLimit(deps.rateLimiter));
@@ -74,27 +100,42 @@ export function createApp(deps: AppDeps) {
   app.use(cacheControl);
   app.use(readBody());
 
-  const handle = openApiHandler(router, log);
-  app.use((req: Request, res: Response) => {
+  const handle = openApiHandler(router, log, availability);
+  const readRoutes = getRoutes(router);
+  app.use(async (req: Request, res: Response, next: NextFunction) => {
     // HEAD is a GET without a body: node's response already knows not to send one.
     if (req.method === 'HEAD') req.method = 'GET';
     const { tenant } = tenantOf(req);
     const actor = actorOf(req);
-    (req as unknown as { hp: { buildContext: () => TrpcContext } }).hp = {
-      buildContext: () => ({
-        tenant,
-        actor,
-        em: orm.em.fork({ schema: tenant.schema }),
-        log,
-        jobs: deps.jobs,
-        requestId: String(res.getHeader('X-Request-Id') ?? ''),
-      }),
-    };
+    const buildContext = (): TrpcContext => ({
+      tenant,
+      actor,
+      em: orm.em.fork({ schema: tenant.schema }),
+      log,
+      jobs: deps.jobs,
+      requestId: String(res.getHeader('X-Request-Id') ?? ''),
+    });
+    (req as unknown as { hp: { buildContext: () => TrpcContext } }).hp = { buildContext };
+    try {
+      // Conditional requests and Idempotency-Key, once for every route (src/platform/http/).
+      const path = req.url.split('?')[0];
+      await checkIfMatch(req, readRoutes, router, path, buildContext);
+      tagResponses(req, res);
+      if (await idempotency(req, res, { db, schema: tenant.schema, tokenId: actor?.tokenId ?? null, log })) return;
+    } catch (err) {
+      return next(err);
+    }
     return handle(req as never, res);
   });
 
   app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
-    const { body, headers } = problemFromError(err, req.method, log, String(res.getHeader('X-Request-Id') ?? ''));
+    // A client that hung up: nobody to answer, nothing wrong with the service.
+    if (isClientGone(err) || req.destroyed && !res.headersSent && !res.writable) {
+      log.debug({ requestId: (req as { id?: string }).id }, 'client closed the connection early');
+      if (!res.writableEnded) res.destroy();
+      return;
+    }
+    const { body, headers } = problemFromError(err, req.method, log, String(res.getHeader('X-Request-Id') ?? ''), availability);
     if (res.headersSent) return res.end();
     res.status(body.status);
     for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
@@ -106,6 +147,12 @@ export function createApp(deps: AppDeps) {
   return app;
 }
 
+/** Constant-time comparison of two secrets (their hashes, so lengths do not leak either). */
+function sameSecret(a: string, b: string): boolean {
+  const h = (s: string) => createHash('sha256').update(s).digest();
+  return timingSafeEqual(h(a), h(b));
+}
+
 function securityHeaders(req: Request, res: Response, next: NextFunction) {
   const sent = String(req.headers['x-request-id'] ?? '');
   const requestId = /^[A-Za-z0-9-]{8,64}$/.test(sent) ? sent : randomUUID();
@@ -114,10 +161,10 @@ function securityHeaders(req: Request, res: Response, next: NextFunction) {
   for (const [k, v] of Object.entries(SECURITY_HEADERS)) res.setHeader(k, v);
   // Websites read the API from the browser; tokens travel in a header, never in cookies.
   res.setHeader('Access-Control-Allow-Origin', '*');
-  res.setHeader('Access-Control-Expose-Headers', 'RateLimit, RateLimit-Policy, Retry-After, X-Request-Id');
+  res.setHeader('Access-Control-Expose-Headers', 'ETag, RateLimit, RateLimit-Policy, Retry-After, X-Request-Id, Idempotent-Replayed');
   if (req.method === 'OPTIONS') {
     res.setHeader('Access-Control-Allow-Methods', 'GET, POST, PATCH, DELETE, OPTIONS');
-    res.setHeader('Access-Control-Allow-Headers', 'Authorization, Content-Type, X-Request-Id');
+    res.setHeader('Access-Control-Allow-Headers', 'Authorization, Content-Type, X-Request-Id, If-Match, If-None-Match, Idempotency-Key');
     res.setHeader('Access-Control-Max-Age', '600');
     res.status(204).end();
     return;
@@ -136,7 +183,7 @@ function cacheControl(req: Request, res: Response, next: NextFunction) {
 
 /** The fixed words of the router's paths (`offers`, `transition`, …) and of the process's own endpoints. */
 function routeWords(router: AnyRouter): Set<string> {
-  const words = new Set(['api', 'openapi.json', 'healthz', 'readyz']);
+  const words = new Set(['api', 'openapi.json', 'healthz', 'readyz', 'docs', 'scalar.js']);
   for (const proc of Object.values(router._def.procedures as Record<string, { _def: { meta?: { openapi?: { path: string } } } }>)) {
     for (const seg of proc._def.meta?.openapi?.path.split('/') ?? []) if (seg && !seg.startsWith('{')) words.add(seg);
   }
@@ -152,14 +199,38 @@ function loggablePath(path: string, words: Set<string>, basePath: string | undef
   return path.split('/').map((seg) => (seg === '' || words.has(seg) || base.has(seg) || parseId(seg) ? seg : '~')).join('/');
 }
 
-/** Method, path (never the query: it may hold an e-mail address), status, duration and tenant. */
-function requestLog(log: Logger, words: Set<string>) {
+/**
+ * `/readyz`: the database, Redis (the shared rate limits) and the job queue (pg-boss's schema) separately.
+ * Ready while the database and the job queue answer; Redis down is degraded (limits fall back to memory),
+ * not unready.
+ */
+async function readiness(db: ReturnType<typeof executorOf>, deps: AppDeps) {
+  const limiter = deps.rateLimiter.status();
+  const timed = <T>(p: Promise<T>) => Promise.race([p, new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timeout')), 2000).unref())]);
+  const database = await timed(db.selectNoFrom((eb) => eb.lit(1).as('one')).execute()).then(() => 'ok', () => 'down');
+  const jobQueue = !deps.jobs ? 'none'
+    : deps.jobs instanceof InMemoryJobs ? 'in-memory'
+    : database === 'down' ? 'down'
+    : await timed(sqlTag`select version from pgboss.version`.execute(db)).then(() => 'ok', () => 'down');
+  const redis = limiter.backend === 'redis' ? 'ok' : limiter.degraded ? 'down' : 'not configured';
+  const ready = database === 'ok' && jobQueue !== 'down';
+  return { status: ready ? 'ready' : 'unavailable', database, redis, jobQueue, rateLimit: limiter };
+}
+
+/** Method, path (never the query: it may hold an e-mail address), status, duration and tenant; and the metrics. */
+function requestLog(log: Logger, words: Set<string>, metrics: Metrics) {
+  const probes = new Set(['/healthz', '/readyz', '/metrics']);
   return (req: Request, res: Response, next: NextFunction) => {
     const start = process.hrtime.bigint();
     res.on('finish', () => {
       const ms = Number(process.hrtime.bigint() - start) / 1e6;
       const match = (req as { tenantMatch?: { tenant: { slug: string }; basePath: string } }).tenantMatch;
-      const path = loggablePath(req.originalUrl.split('?')[0], words, match?.basePath);
+      const raw = req.originalUrl.split('?')[0];
+      const below = match ? (match.basePath === '/' ? raw : raw.slice(match.basePath.length) || '/') : raw;
+      const route = probes.has(raw) ? raw : !match ? 'unknown-host' : below === '/openapi.json' ? below : metrics.routeOf(req.method, below);
+      metrics.observeRequest(req.method, route, res.statusCode, ms / 1000);
+      if (res.statusCode === 429) metrics.rateLimitRefused(/"token"/.test(String(res.getHeader('RateLimit-Policy') ?? '')) ? 'token' : 'anonymous');
+      const path = loggablePath(raw, words, match?.basePath);
       log.info({ method: req.method, path, status: res.statusCode, ms: Math.round(ms * 10) / 10, tenant: match?.tenant.slug, requestId: res.getHeader('X-Request-Id') }, 'request');
     });
     next();

@@ -1,10 +1,15 @@
 import { QUEUES, type TenantJobHandlers } from './platform/jobs/queue.js';
 import { runAllocationJob, runCommitJob } from './resources/allocations/service.js';
+import { runRefillJob } from './resources/attendances/refill.js';
+import { runRetentionJob } from './resources/retention/service.js';
 
 // Every resource's background job (D9), by queue, like src/router.ts for the procedures. The worker role
 // (src/platform/jobs/workers.ts) and the tests' in-memory queue run them with the tenant from the job data.
-// The outbox's own jobs are the platform's and registered there.
+// The outbox's own jobs (mail-send, mail-sweep) are the platform's and registered there.
 export const tenantJobHandlers: TenantJobHandlers = {
   [QUEUES.editionAllocate]: runAllocationJob,
   [QUEUES.editionCommit]: runCommitJob,
+  [QUEUES.offerRefill]: runRefillJob,
+  /** D9: daily per tenant (scheduled through the `retention-sweep` queue), also `cli retention run`. */
+  [QUEUES.retention]: runRetentionJob,
 };

@@ -1,17 +1,20 @@
 import type { Server } from 'node:http';
 import { createApp } from './app.js';
 import { createHttpServer } from './platform/http/server.js';
-import { loadConfig, type Role } from './platform/config.js';
+import { demoWanted, loadConfig, type Role } from './platform/config.js';
 import { rootLogger as log } from './platform/logging/logger.js';
 import { createRateLimiter } from './platform/rate-limit/index.js';
 import { openRuntime } from './platform/runtime.js';
-import { migrateAll, syncTenants } from './platform/tenancy/operations.js';
+import { migrateAll, syncTenants, type Progress } from './platform/tenancy/operations.js';
 import { startWorkers } from './platform/jobs/workers.js';
-import { pgBossSender, startJobSender, type JobSender } from './platform/jobs/queue.js';
+import { startJobSender, type JobSender } from './platform/jobs/queue.js';
 import { tenantJobHandlers } from './jobs.js';
+import { executorOf } from './platform/db/orm.js';
+import { outboxMetricsSource } from './platform/mail/outbox.js';
+import { loadTenants } from './platform/tenancy/registry.js';
 import { seedDemoIfEmpty } from './demo/seed.js';
 
-// `npm start [-- --role api|worker|all]` (D1): migrate first, apply tenants/*.json, then serve and/or work.
+// `npm start [-- --role api|worker|all]` (D1): migrate what is behind first, apply tenants/*.json, then serve and/or work.
 function roleFromArgs(argv: string[]): Role {
   const i = argv.indexOf('--role');
   const value = i >= 0 ? argv[i + 1] : argv.find((a) => a.startsWith('--role='))?.slice(7);
@@ -45,13 +48,20 @@ async function main() {
 
   const runtime = await openRuntime(config, log);
   stops.push(() => runtime.close());
-  const { failed } = await migrateAll(runtime.orm, (e) => {
+  // Issue 10: the control schema, then one version check over every tenant schema (a query per 200); only
+  // the schemas behind are migrated (MIGRATE_CONCURRENCY at once). With nothing behind this is one round trip.
+  const migrateStarted = Date.now();
+  const logMigration: Progress = (e) => {
     if (e.error) log.error({ tenant: e.slug, err: e.error }, 'tenant migration failed');
     else if (e.applied.length) log.info({ tenant: e.slug, applied: e.applied }, 'tenant migrated');
-  });
+  };
+  const { failed, migrated } = await migrateAll(runtime.orm, logMigration);
+  log.info({ migrated: migrated.length, failed: failed.length, ms: Date.now() - migrateStarted }, 'tenant schemas checked');
   if (failed.length) log.error({ failed }, 'some tenant schemas could not be migrated; run `cli migrate` after fixing the cause');
-  const synced = await syncTenants(runtime.orm, config.tenantsDir);
-  if (synced.some((t) => t.slug === 'demo')) await seedDemoIfEmpty(runtime.orm, 'demo', log);
+  // The demo municipality (tenants/demo.json) only with the embedded database, `--demo` or DEMO=1.
+  const synced = await syncTenants(runtime.orm, config.tenantsDir, { demo: demoWanted(config, process.argv), progress: logMigration });
+  if (synced.skipped.length) log.info({ skipped: synced.skipped }, 'demo municipality not registered (DATABASE_URL is set): start with --demo or DEMO=1 to add it');
+  if (synced.tenants.some((t) => t.slug === 'demo')) await seedDemoIfEmpty(runtime.orm, 'demo', log);
 
   // Background jobs (D9): the worker role works them; the API enqueues them (allocate, commit). With
   // `--role all` one pg-boss instance does both; an API-only process starts a sender without supervision.
@@ -59,7 +69,8 @@ async function main() {
   if (role === 'worker' || role === 'all') {
     const workers = await startWorkers(runtime.orm, config, log, { schedule: true, handlers: tenantJobHandlers });
     stops.push(() => workers.stop());
-    jobs = pgBossSender(workers.boss);
+    jobs = workers.sender;
+    if (role === 'worker') log.info({ role, ms: Date.now() - started }, 'workers started');
   }
   if (role === 'api') {
     const sender = await startJobSender(runtime.orm, log);
@@ -70,7 +81,9 @@ async function main() {
   if (role === 'api' || role === 'all') {
     const rateLimiter = createRateLimiter({ redisUrl: config.redisUrl, log: { warn: (m, f) => log.warn(f ?? {}, m), info: (m, f) => log.info(f ?? {}, m) } });
     stops.push(() => rateLimiter.close());
-    const app = createApp({ orm: runtime.orm, registry: runtime.registry, rateLimiter, log, trustProxy: config.trustProxy, jobs });
+    // `/metrics` shows the mail backlog of every municipality (D9 outbox), read at most every 15 s.
+    const outboxSource = outboxMetricsSource(executorOf(runtime.orm), () => loadTenants(executorOf(runtime.orm)));
+    const app = createApp({ orm: runtime.orm, registry: runtime.registry, rateLimiter, log, trustProxy: config.trustProxy, jobs, metricsToken: config.metricsToken, outboxSource });
     // Header size, header/request/keep-alive timeouts: src/platform/http/server.ts.
     server = createHttpServer(app).listen(config.port, () => {
       log.info({ port: config.port, role, ms: Date.now() - started }, `listening on http://localhost:${config.port}/api`);
@@ -80,6 +93,8 @@ async function main() {
 }
 
 main().catch((err) => {
-  log.fatal({ err }, 'start failed');
+  // An embedded database that cannot start says why and what to do in one sentence, without a stack.
+  if ((err as Error | undefined)?.name === 'EmbeddedDatabaseError') log.fatal(`start failed: ${(err as Error).message}`);
+  else log.fatal({ err }, 'start failed');
   process.exit(1);
 });

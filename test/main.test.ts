@@ -1,8 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import pg from 'pg';
+import { runningPostmaster } from '../src/platform/db/embedded.js';
 
 // `npm start` as an operator runs it: migrate, apply tenants/*.json, seed the demo, serve; SIGTERM stops it.
 const base = new URL(inject('databaseUrl'));
@@ -17,9 +22,9 @@ async function admin(query: string) {
   await c.end();
 }
 
-function get(port: number, path: string, host = 'localhost'): Promise<{ status: number; body: any; headers: http.IncomingHttpHeaders }> {
+function get(port: number, path: string, host = 'localhost', token?: string): Promise<{ status: number; body: any; headers: http.IncomingHttpHeaders }> {
   return new Promise((resolve, reject) => {
-    http.get({ host: '127.0.0.1', port, path, headers: { host } }, (res) => {
+    http.get({ host: '127.0.0.1', port, path, headers: { host, ...(token ? { authorization: `Bearer ${token}` } : {}) } }, (res) => {
       let text = '';
       res.on('data', (c) => (text += c));
       res.on('end', () => resolve({ status: res.statusCode ?? 0, body: text ? JSON.parse(text) : undefined, headers: res.headers }));
@@ -27,9 +32,11 @@ function get(port: number, path: string, host = 'localhost'): Promise<{ status: 
   });
 }
 
-function start(args: string[], port: number): { child: ChildProcess; output: () => string; exited: Promise<number | null> } {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', ...args], {
-    env: { ...process.env, DATABASE_URL: url.toString(), PORT: String(port), LOG_LEVEL: 'info', REDIS_URL: '' },
+type Proc = { child: ChildProcess; output: () => string; exited: Promise<number | null> };
+
+function start(args: string[], port: number, env: Record<string, string> = {}, entry = 'src/main.ts'): Proc {
+  const child = spawn(process.execPath, ['--import', 'tsx', entry, ...args], {
+    env: { ...process.env, DATABASE_URL: url.toString(), PORT: String(port), LOG_LEVEL: 'info', REDIS_URL: '', DEMO: '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
@@ -39,16 +46,40 @@ function start(args: string[], port: number): { child: ChildProcess; output: () 
   return { child, output: () => out, exited };
 }
 
-beforeAll(() => admin(`create database ${dbName}`));
-afterAll(() => admin(`drop database if exists ${dbName} with (force)`));
+async function waitFor(proc: Proc, text: string, ms = 30_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!proc.output().includes(text) && !proc.output().includes('start failed') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+  expect(proc.output()).toContain(text);
+}
+
+const randomPort = () => 20000 + Math.floor(Math.random() * 20000);
+
+beforeAll(async () => {
+  await admin(`create database ${dbName}`);
+  await admin(`create database ${dbName}_nodemo`);
+});
+afterAll(async () => {
+  await admin(`drop database if exists ${dbName} with (force)`);
+  await admin(`drop database if exists ${dbName}_nodemo with (force)`);
+});
 
 describe('npm start', () => {
-  it('migrates, registers the demo municipality for localhost, serves it, and stops on SIGTERM', async () => {
-    const port = 20000 + Math.floor(Math.random() * 20000);
-    const proc = start(['--role', 'all'], port);
-    const deadline = Date.now() + 30_000;
-    while (!proc.output().includes('listening on') && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
-    expect(proc.output()).toContain('listening on');
+  it('with DATABASE_URL set, leaves the demo municipality out unless asked for', async () => {
+    const other = new URL(url.toString());
+    other.pathname = `/${dbName}_nodemo`;
+    const port = randomPort();
+    const proc = start([], port, { DATABASE_URL: other.toString() });
+    await waitFor(proc, 'listening on');
+    expect(proc.output()).toContain('demo municipality not registered');
+    expect((await get(port, '/api/offers')).status).toBe(404);
+    proc.child.kill('SIGTERM');
+    expect(await proc.exited).toBe(0);
+  }, 60_000);
+
+  it('migrates, registers the demo municipality for localhost with --demo, serves it, and stops on SIGTERM', async () => {
+    const port = randomPort();
+    const proc = start(['--role', 'all', '--demo'], port);
+    await waitFor(proc, 'listening on', 90_000);
 
     const doc = await get(port, '/api/openapi.json');
     expect(doc.status).toBe(200);
@@ -62,7 +93,7 @@ describe('npm start', () => {
     proc.child.kill('SIGTERM');
     expect(await proc.exited).toBe(0);
     expect(proc.output()).toContain('shutting down');
-  });
+  }, 120_000);
 
   it('refuses an unknown role', async () => {
     const proc = start(['--role', 'bogus'], 1);
@@ -70,3 +101,82 @@ describe('npm start', () => {
     expect(proc.output()).toContain('unknown role');
   });
 });
+
+describe('npm start when the embedded database cannot start', () => {
+  it('stops with one sentence of cause and exit 1, without a stack trace', async () => {
+    const home = mkdtempSync(path.join(tmpdir(), 'hp-fail-'));
+    const blocker = net.createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+    try {
+      const pgPort = (blocker.address() as net.AddressInfo).port;
+      const proc = start([], randomPort(), { DATABASE_URL: '', DATA_DIR: path.join(home, '.data'), EMBEDDED_PG_PORT: String(pgPort) });
+      expect(await proc.exited).toBe(1);
+      const fatal = proc.output().split('\n').find((l) => l.includes('start failed'))!;
+      expect(JSON.parse(fatal).msg).toMatch(new RegExp(`^start failed: the embedded PostgreSQL in \\S+ did not start on port ${pgPort} `));
+      expect(fatal).not.toContain('stack');
+      expect(proc.output()).not.toContain('    at ');
+      // As root the cluster was placed under /var/tmp (see below): remove it.
+      const dir = JSON.parse(fatal).msg.match(/ in (\S+) did not start/)?.[1] ?? '';
+      if (dir.startsWith('/var/tmp/holiday-programme-')) rmSync(path.dirname(dir), { recursive: true, force: true });
+    } finally {
+      blocker.close();
+      rmSync(home, { recursive: true, force: true });
+    }
+  }, 60_000);
+});
+
+// Zero-config start (D1, issue 12): no DATABASE_URL, in a folder of mode 0700 (a root's home). As root the
+// `postgres` OS user cannot enter it, so the cluster is placed under /var/tmp; the CLI run beside the
+// service uses the running PostgreSQL instead of starting a second one.
+describe('npm start with the embedded database', () => {
+  const home = mkdtempSync(path.join(tmpdir(), 'hp-home-')); // mode 0700
+  const dataDir = path.join(home, 'clone', '.data');
+  const pgPort = randomPort();
+  let relocated: string | undefined;
+  afterAll(() => {
+    rmSync(home, { recursive: true, force: true });
+    if (relocated?.startsWith('/var/tmp/holiday-programme-')) rmSync(relocated, { recursive: true, force: true });
+  });
+
+  it('starts in a 0700 folder, serves the demo season, and the CLI beside it connects to the running PostgreSQL', async () => {
+    const port = randomPort();
+    const env = { DATABASE_URL: '', DATA_DIR: dataDir, EMBEDDED_PG_PORT: String(pgPort) };
+    const proc = start([], port, env);
+    await waitFor(proc, 'listening on', 120_000);
+    expect(proc.output()).not.toContain('EACCES');
+    const line = proc.output().split('\n').find((l) => l.includes('started the embedded PostgreSQL'))!;
+    const dir: string = JSON.parse(line).dir;
+    if (process.getuid?.() === 0) {
+      expect(dir).toMatch(/^\/var\/tmp\/holiday-programme-[0-9a-f]{12}\/pg$/);
+      relocated = path.dirname(dir);
+    } else {
+      expect(dir).toBe(path.join(dataDir, 'pg'));
+    }
+    expect(runningPostmaster(dir)?.port).toBe(pgPort);
+
+    const began = Date.now();
+    const cli = start(['token', 'issue', 'demo', '--role', 'admin'], 0, env, 'src/cli/index.ts');
+    expect(await cli.exited, cli.output()).toBe(0);
+    const ms = Date.now() - began;
+    expect(cli.output()).toContain('using the embedded PostgreSQL another process started');
+    const token = cli.output().split('\n').filter(Boolean).find((l) => l.startsWith('hpt_'))!;
+    expect(token).toBeTruthy();
+    console.info(`[main.test] CLI beside the running service: ${ms} ms`);
+
+    // Every list a newcomer tries next answers something.
+    for (const p of ['/api/offers', '/api/editions', '/api/attendances', '/api/receipts', '/api/ledgers', '/api/debtors', '/api/bookings', '/api/accounts']) {
+      const res = await get(port, p, 'localhost', token);
+      expect(res.status, p).toBe(200);
+      expect(res.body.length, p).toBeGreaterThan(0);
+    }
+    // The server keeps running after the CLI has gone.
+    expect((await get(port, '/readyz')).body.status).toBe('ready');
+
+    proc.child.kill('SIGTERM');
+    expect(await proc.exited).toBe(0);
+    const deadline = Date.now() + 10_000;
+    while (runningPostmaster(dir) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    expect(runningPostmaster(dir)).toBeUndefined();
+  }, 180_000);
+});
+

@@ -1,7 +1,9 @@
 import { demoCommand } from './demo.js';
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, oneLine, UsageError } from './errors.js';
+import { mailCommand } from './mail.js';
 import { migrateCommand } from './migrate.js';
 import { setUpStreams } from './output.js';
+import { retentionCommand } from './retention.js';
 import { tenantCommand } from './tenant.js';
 import { tokenCommand } from './token.js';
 
@@ -25,8 +27,10 @@ commands:
       <hostname><basePath> (demo.example/api), or as the bare host name when its base path is /
   tenant remove <slug> --yes
       drops the tenant and its schema with all its data
-  tenant sync
-      applies tenants/*.json (TENANTS_DIR overrides the folder); prints each tenant as "tenant list" does
+  tenant sync [--demo]
+      applies tenants/*.json (TENANTS_DIR overrides the folder); prints each tenant as "tenant list" does.
+      A file marked "demo": true (tenants/demo.json) is applied only with the embedded database, --demo
+      or DEMO=1
   token issue <slug> --role admin|organiser [--organiser <alias|uuid>]... [--access read|read-write]
               [--legacy] [--name <text>] [--expires <date>] [--service]
       prints a new token alone on the last line of stdout. --legacy: an old personal token with scope
@@ -38,8 +42,19 @@ commands:
   token revoke <slug> <token-uuid>
   demo [<slug>]
       fills a tenant (default demo; created from tenants/<slug>.json when missing) with demo data
+  retention run <slug> [--dry-run]
+      pseudonymises the participants whose offers all ended more than retentionWeeks ago and the accounts
+      left without a living child (the daily job's run); prints "participant\t<uuid>" and "account\t<uuid>"
+      per record (uuids only), then <slug>\t<done|dry-run>\tparticipants=<n>\taccounts=<n>\tapplications=<n>;
+      --dry-run changes nothing
+  mail list <slug> [--failed] [--limit <n>]
+      the tenant's e-mails, newest first: <uuid>\t<kind>\t<sent|waiting|failed>\t<attempts>\t<createdAt>\t
+      <sentAt or next attempt or ->\t<last error or -> (no recipients or texts); --failed: given up only
+  mail retry <slug> <mail-uuid>|--all-failed
+      makes given-up mails due again with a fresh set of attempts; prints <slug>\tretried=<n>
 
-environment: DATABASE_URL (unset: embedded PostgreSQL in .data/), TENANTS_DIR, LOG_LEVEL`;
+environment: DATABASE_URL (unset: the embedded PostgreSQL in .data/pg; a running one, e.g. of npm start,
+  is used), TENANTS_DIR, DEMO, LOG_LEVEL`;
 
 export async function run(argv: string[]): Promise<number> {
   const [command, ...args] = argv;
@@ -64,6 +79,12 @@ export async function run(argv: string[]): Promise<number> {
         break;
       case 'demo':
         await demoCommand(args);
+        break;
+      case 'retention':
+        await retentionCommand(args);
+        break;
+      case 'mail':
+        await mailCommand(args);
         break;
       default:
         process.stderr.write(`error: unknown command "${command}"\n\n${USAGE}\n`);

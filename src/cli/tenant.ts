@@ -122,20 +122,22 @@ function checkTenantFolder(dir: string): number {
 }
 
 async function sync(args: string[]): Promise<void> {
-  const { positionals } = parseCommandArgs('tenant sync', args, {});
-  expectPositionals('tenant sync', positionals, 0, 0);
+  const { values, positionals } = parseCommandArgs('tenant sync', args, { demo: { type: 'boolean' } });
+  expectPositionals('tenant sync [--demo]', positionals, 0, 0);
   await withRuntime(async ({ orm, config }) => {
+    const { demoWanted } = await import('../platform/config.js');
     const dir = path.resolve(config.tenantsDir);
     if (checkTenantFolder(dir) === 0) {
       note(`no tenant files (*.json) in ${dir}`);
       return;
     }
     const { syncTenants } = await import('../platform/tenancy/operations.js');
-    const synced = await syncTenants(orm, dir).catch((error: unknown) => {
+    const synced = await syncTenants(orm, dir, { demo: values.demo === true || demoWanted(config) }).catch((error: unknown) => {
       throw new CommandError(error instanceof Error ? error.message : String(error));
     });
-    for (const t of synced) await out(tenantLine(t));
-    note(`applied ${synced.length} tenant file(s) from ${dir}`);
+    for (const t of synced.tenants) await out(tenantLine(t));
+    note(`applied ${synced.tenants.length} tenant file(s) from ${dir}`);
+    for (const slug of synced.skipped) note(`skipped the demo municipality "${slug}" (DATABASE_URL is set): add --demo or DEMO=1 to apply it`);
   });
 }
 

@@ -184,3 +184,30 @@ export const FAMILIES: DemoFamily[] = [
   { firstname: 'Frank', lastname: 'Schäfer', street: 'Seestraße 4', phone: '012345 20314', children: [{ firstname: 'Ida', dateOfBirth: '2019-05-03' }, { firstname: 'Theo', dateOfBirth: '2016-04-22' }] },
   { firstname: 'Miriam', lastname: 'Koch', street: 'Hauptstraße 56', phone: '012345 20315', children: [{ firstname: 'Jakob', dateOfBirth: '2015-10-14' }, { firstname: 'Lotta', dateOfBirth: '2018-07-07' }, { firstname: 'Mats', dateOfBirth: '2020-12-19' }] },
 ];
+
+// ---- the season (seed.ts `season`): what families and the team did with the programme ----------------
+
+/**
+ * The autumn edition, drawn by lot: families applied for these few places with priorities; the lot was
+ * drawn (seed 2027) and its decisions committed.
+ */
+export const AUTUMN_EDITION = { name: 'Herbstferien 2027', alias: 'herbstferien-2027' } as const;
+
+export const AUTUMN_OFFERS: DemoOffer[] = [
+  { name: 'Kürbisse schnitzen', teaser: 'Gruselige und lustige Gesichter', about: 'Wir höhlen Kürbisse aus, schnitzen Gesichter und machen aus dem Fruchtfleisch eine Suppe.', highlights: ['Jedes Kind nimmt seinen Kürbis mit', 'Kürbissuppe zum Probieren'], categories: ['kreativ', 'kochen'], hosts: [9], place: 15, when: once('2027-10-12', '10:00', '13:00'), fee: 900, ages: [6, 14], max: 6 },
+  { name: 'Drachen bauen und steigen lassen', teaser: 'Herbstwind auf dem Galgenberg', about: 'Aus Stäben, Folie und Schnur baut jedes Kind einen Drachen, den wir bei gutem Wind auf dem Galgenberg steigen lassen.', highlights: ['Eigener Drachen zum Mitnehmen', 'Drachenfest zum Abschluss'], categories: ['kreativ', 'natur'], hosts: [8], place: 16, when: once('2027-10-14', '10:00', '15:00'), fee: 1500, ages: [6, 14], max: 5 },
+  { name: 'Herbstwald-Rallye', teaser: 'Blätter, Pilze, Tierspuren', about: 'Auf einer Rallye durch den Stadtwald bestimmen wir Blätter, suchen Tierspuren und lernen, welche Pilze man besser stehen lässt.', highlights: ['Rallye in kleinen Teams', 'Urkunde für alle'], categories: ['natur'], hosts: [3], place: 3, when: once('2027-10-18', '10:00', '13:00'), fee: 400, ages: [6, 14], max: 4 },
+];
+
+/** The lot's seed, recorded on the edition's run: the same seed and applications give the same winners. */
+export const AUTUMN_SEED = 2027;
+
+/**
+ * Where each summer application ends up (D10 states a client can reach), by position in the plan: applied
+ * ones stay `confirmed`, `waitlisted` or `waiting`; the others are moved on from there by a transition.
+ */
+export const SUMMER_OUTCOMES = [
+  'confirmed', 'confirmed', 'waitlisted', 'confirmed', 'waiting', 'confirmed', 'rejected', 'confirmed',
+  'withdrawn', 'confirmed', 'participated', 'unfulfilled', 'confirmed', 'noshow', 'waitlisted', 'confirmed',
+] as const;
+export type SummerOutcome = (typeof SUMMER_OUTCOMES)[number];

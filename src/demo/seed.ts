@@ -22,8 +22,10 @@ import { createOrganiser } from '../resources/organisers/service.js';
 import { createParticipantInput } from '../resources/participants/schema.js';
 import { createParticipant } from '../resources/participants/service.js';
 import {
-  CATEGORIES, CITY, FAMILIES, OFFERS, ORGANISERS, PLACES, ZIP, type CategoryKey, type DemoOffer, type DemoState, type DemoWhen,
+  AUTUMN_EDITION, AUTUMN_OFFERS, CATEGORIES, CITY, FAMILIES, OFFERS, ORGANISERS, PLACES, ZIP, type CategoryKey, type DemoOffer, type DemoState,
+  type DemoWhen,
 } from './content.js';
+import { season, type SeasonCounts } from './season.js';
 
 // `cli demo` and the first `npm start` (D1): the demo municipality "Musterstadt" with its summer programme
 // 2027 (content.ts). Every record is made by the resources' services with input parsed by the API's own
@@ -37,7 +39,7 @@ import {
 
 export type DemoCounts = {
   categories: number; organisers: number; editions: number; offers: number; accounts: number; participants: number;
-};
+} & SeasonCounts;
 
 export const DEMO_EDITION = { name: 'Ferienprogramm 2027', alias: 'ferienprogramm-2027' } as const;
 export const DEMO_MEDIA_BASE = 'https://images.musterstadt.example/ferien/';
@@ -88,6 +90,17 @@ function editionTasks(now: DateTime) {
     { type: 'application_system', title: 'Anmeldung (Windhundverfahren)', begin: berlin('2027-05-03', '08:00'), end: berlin('2027-08-13', '18:00'), applicationSystem: 'firstcome', maxApplications: 10 },
     { type: 'pay_days', title: 'Zahlungsfrist', begin: berlin('2027-06-01', '00:00'), end: berlin('2027-06-30', '23:59') },
     { type: 'publish_lists', title: 'Teilnehmerlisten für Veranstalter', begin: berlin('2027-06-28', '00:00'), end: berlin('2027-08-14', '23:59') },
+  ];
+}
+
+/** The autumn edition: allocated by lot (D7), offers shown from today. */
+function autumnTasks(now: DateTime) {
+  const showUntil = DateTime.max(DateTime.fromISO('2027-10-31T23:59:59', { zone: ZONE }), now.setZone(ZONE).plus({ years: 1 }).endOf('day'));
+  const iso = (d: DateTime) => d.toISO({ suppressMilliseconds: true })!;
+  return [
+    { type: 'holiday', title: 'Herbstferien', begin: berlin('2027-10-11', '00:00'), end: berlin('2027-10-23', '23:59') },
+    { type: 'show_offers', title: 'Angebote online', begin: iso(now.setZone(ZONE).startOf('day')), end: iso(showUntil.startOf('second')) },
+    { type: 'allocation', title: 'Verlosung der Plätze', begin: berlin('2027-09-01', '00:00'), end: berlin('2027-09-03', '23:59') },
   ];
 }
 
@@ -161,7 +174,7 @@ async function existing(ctx: ServiceContext, table: string, column: 'alias' | 'e
 }
 
 async function fill(ctx: ServiceContext): Promise<DemoCounts> {
-  const counts: DemoCounts = { categories: 0, organisers: 0, editions: 0, offers: 0, accounts: 0, participants: 0 };
+  const counts = { categories: 0, organisers: 0, editions: 0, offers: 0, accounts: 0, participants: 0 };
 
   const categories = await existing(ctx, 'categories', 'alias');
   const categoryUuid = new Map<CategoryKey, string>();
@@ -199,20 +212,33 @@ async function fill(ctx: ServiceContext): Promise<DemoCounts> {
     counts.editions++;
   }
 
-  const offers = await existing(ctx, 'offers', 'alias');
-  for (const o of OFFERS) {
-    if (offers.has(slugify(o.name))) continue;
-    const body = offerBody(o, {
-      edition: editionUuid,
-      hosts: o.hosts.map((i) => organiserUuid[i]),
-      categories: o.categories.map((k) => categoryUuid.get(k)!),
-    });
-    const created = await createOffer(ctx, createOfferInput.parse(body));
-    for (const transition of TRANSITIONS[o.state ?? 'published']) {
-      await transitionOffer(ctx, transitionOfferInput.parse({ uuid: created.uuid, transition, notify: false }));
-    }
-    counts.offers++;
+  let autumnUuid = editions.get(AUTUMN_EDITION.alias);
+  if (!autumnUuid) {
+    const input = createEditionInput.parse({ ...AUTUMN_EDITION, procedure: 'lot', tasks: autumnTasks(DateTime.now()) });
+    autumnUuid = (await createEdition(ctx, input)).uuid;
+    counts.editions++;
   }
+
+  const offers = await existing(ctx, 'offers', 'alias');
+  const addOffers = async (list: DemoOffer[], edition: string) => {
+    for (const o of list) {
+      const alias = slugify(o.name);
+      if (offers.has(alias)) continue;
+      const body = offerBody(o, {
+        edition,
+        hosts: o.hosts.map((i) => organiserUuid[i]),
+        categories: o.categories.map((k) => categoryUuid.get(k)!),
+      });
+      const created = await createOffer(ctx, createOfferInput.parse(body));
+      for (const transition of TRANSITIONS[o.state ?? 'published']) {
+        await transitionOffer(ctx, transitionOfferInput.parse({ uuid: created.uuid, transition, notify: false }));
+      }
+      offers.set(alias, created.uuid);
+      counts.offers++;
+    }
+  };
+  await addOffers(OFFERS, editionUuid);
+  await addOffers(AUTUMN_OFFERS, autumnUuid);
 
   const accounts = await existing(ctx, 'accounts', 'email');
   for (const f of FAMILIES) {
@@ -229,7 +255,13 @@ async function fill(ctx: ServiceContext): Promise<DemoCounts> {
       counts.participants++;
     }
   }
-  return counts;
+
+  const played = await season(ctx, {
+    summerOffers: offers,
+    autumnEdition: autumnUuid,
+    autumnOffers: AUTUMN_OFFERS.map((o) => offers.get(slugify(o.name))!),
+  });
+  return { ...counts, ...played };
 }
 
 async function tenantOrThrow(orm: Orm, slug: string): Promise<Tenant> {

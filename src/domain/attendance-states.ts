@@ -141,6 +141,15 @@ export function freesPlace(from: AttendanceState, to: AttendanceState): boolean 
   return from === 'confirmed' && to !== 'confirmed';
 }
 
+/**
+ * D10: a confirmed place given up while the offer's list is still being filled moves the waiting list up
+ * (withdraw, reject, reset, unfulfill). A child who took part or did not turn up leaves no place to fill, and
+ * one the team moved to the waiting list would, by its list position (D10 `sorting`), get the place straight back.
+ */
+export function freesPlaceForRefill(from: AttendanceState, to: AttendanceState): boolean {
+  return from === 'confirmed' && (to === 'withdrawn' || to === 'rejected' || to === 'waiting' || to === 'unfulfilled');
+}
+
 /** D8/D10: a charge is cancelled when an unpaid application leaves confirmed, except for participated/noshow. */
 export function cancelsCharge(from: AttendanceState, to: AttendanceState, paid: boolean): boolean {
   return !paid && from === 'confirmed' && to !== 'confirmed' && to !== 'participated' && to !== 'noshow';

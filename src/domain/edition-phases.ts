@@ -78,3 +78,26 @@ export function effectiveEditionState(edition: EditionWithTasks, now: Date): Edi
     procedure: governingApplicationTask(tasks, now)?.applicationSystem ?? edition.procedure,
   };
 }
+
+// ---- maxApplications (D4; issue 13) ----------------------------------------------------------------------
+//
+// An `application_system` task's `maxApplications` is the most applications one participant (child) may have
+// in the edition while that phase runs: a new application (or a withdrawn one applied for again) beyond it
+// is refused (422). Counted: the child's applications in the edition that are not withdrawn, in any offer.
+// Only the running phase's limit applies (the governing one if several run: the latest begun); outside every
+// application phase, and with `maxApplications` null, there is no limit. 0 allows none.
+
+/** The limit in force at `now`, or null. */
+export function applicationLimit(tasks: readonly (PhaseTask & { maxApplications?: number | null })[], now: Date): number | null {
+  const running = tasks.filter((t) => t.type === 'application_system' && isTaskRunning(t, now));
+  const governing = governingApplicationTask(running, now);
+  return governing?.maxApplications ?? null;
+}
+
+/** Whether one more application, next to `counted` that count, goes beyond `limit`. */
+export function exceedsApplicationLimit(limit: number | null, counted: number): boolean {
+  return limit !== null && counted >= limit;
+}
+
+/** The states that do not count against `maxApplications`. */
+export const NOT_COUNTED_FOR_LIMIT = ['withdrawn'] as const;

@@ -27,6 +27,8 @@ export interface ChargeInput {
   paid: boolean;
   /** What is charged for it now (sum of its charge and cancellation bookings). */
   charged: number;
+  /** Its offer is cancelled (D5): unpaid charges are cancelled until a relaunch. Absent: false. */
+  offerCancelled?: boolean;
 }
 
 /** States that keep an existing charge (D10: leaving `confirmed` for them does not cancel it). */
@@ -40,7 +42,8 @@ const KEEPS_CHARGE: readonly AttendanceState[] = ['participated', 'noshow'];
  *   only when an UNPAID application leaves `confirmed`), so the receipt balances it;
  * - the charge it has when it moved on to `participated` or `noshow` (they took the place), unless
  *   `PATCH payable:false` switched it off;
- * - otherwise nothing (left `confirmed` unpaid, switched off, held back, never confirmed); a deleted
+ * - otherwise nothing (left `confirmed` unpaid, switched off, held back, never confirmed, or its offer is
+ *   cancelled: D5, unpaid charges are cancelled and a relaunch charges the payable ones again); a deleted
  *   application is charged nothing (`null`).
  */
 export function chargeTarget(a: ChargeInput | null): number {
@@ -48,7 +51,7 @@ export function chargeTarget(a: ChargeInput | null): number {
   const fee = Math.max(0, a.fee ?? 0);
   if (a.paid) return fee;
   if (isPayable(a)) return fee;
-  if (KEEPS_CHARGE.includes(a.status) && !a.payableSwitchedOff) return Math.max(0, a.charged);
+  if (KEEPS_CHARGE.includes(a.status) && !a.payableSwitchedOff && !a.offerCancelled) return Math.max(0, a.charged);
   return 0;
 }
 

@@ -39,6 +39,29 @@ export function vacancies(maxParticipants: number | null, confirmedCount: number
 }
 
 /** `fullyBooked` (spec 2.3): no places left; an unlimited offer is never fully booked. */
+/**
+ * Confirmed places beyond the offer's capacity (issue 13: an admin may confirm past it); 0 when there are none
+ * or places are unlimited.
+ */
+export function overbooked(maxParticipants: number | null, confirmedCount: number): number {
+  if (maxParticipants === null) return 0;
+  return Math.max(0, confirmedCount - maxParticipants);
+}
+
+/**
+ * Whether confirming one more application (with `confirmedOthers` other confirmed places, held back or not)
+ * takes the offer past its capacity: such a confirmation is allowed for the team, and recorded.
+ */
+export function confirmsBeyondCapacity(maxParticipants: number | null, confirmedOthers: number): boolean {
+  return maxParticipants !== null && confirmedOthers >= maxParticipants;
+}
+
+/** `decisionReason` of a confirmation past the offer's capacity (spec 2.2; issue 13). */
+export function beyondCapacityReason(role: 'admin' | 'organiser' | null): string {
+  const who = role === 'organiser' ? 'einen Veranstalter' : 'einen Admin';
+  return `Durch ${who} über die Kapazität des Angebots hinaus bestätigt (confirmed beyond the offer's capacity)`;
+}
+
 export function fullyBooked(maxParticipants: number | null, confirmedCount: number): boolean {
   return vacancies(maxParticipants, confirmedCount) === 0;
 }

@@ -8,11 +8,16 @@ export interface PayableInput {
   fee: number | null;
   /** Set by `PATCH payable:false` (spec 4.3). */
   payableSwitchedOff: boolean;
+  /** The offer is cancelled (D5): none of its applications is payable while it is. Absent: false. */
+  offerCancelled?: boolean;
 }
 
-/** D10: true for a confirmed, committed application with a fee above 0 and payable not switched off. */
+/**
+ * D10: true for a confirmed, committed application with a fee above 0 and payable not switched off; D5: never
+ * while its offer is cancelled (a relaunch makes it payable again).
+ */
 export function isPayable(input: PayableInput): boolean {
-  return input.status === 'confirmed' && !input.heldBack && (input.fee ?? 0) > 0 && !input.payableSwitchedOff;
+  return input.status === 'confirmed' && !input.heldBack && (input.fee ?? 0) > 0 && !input.payableSwitchedOff && !input.offerCancelled;
 }
 
 /** D10: `PATCH payable:true` is only valid where the application could be payable (else 422). */

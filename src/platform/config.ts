@@ -10,7 +10,28 @@ export type Config = {
   logLevel: string;
   dataDir: string;
   tenantsDir: string;
+  /** `DEMO`: 1/true/yes registers and fills the demo municipality, 0/false/no never; unset: only with the embedded database. */
+  demo?: boolean;
+  /** When set, `/metrics` needs `Authorization: Bearer <token>`. */
+  metricsToken?: string;
 };
+
+function flag(value: string | undefined): boolean | undefined {
+  const v = (value ?? '').trim().toLowerCase();
+  if (['1', 'true', 'yes', 'on'].includes(v)) return true;
+  if (['0', 'false', 'no', 'off'].includes(v)) return false;
+  return undefined;
+}
+
+/**
+ * Whether the demo municipality (tenant files with `"demo": true`, i.e. tenants/demo.json) is applied:
+ * asked for with `--demo` or `DEMO=1`, refused with `DEMO=0`, else only with the embedded database, never
+ * silently on a deployment with DATABASE_URL.
+ */
+export function demoWanted(config: Config, argv: string[] = []): boolean {
+  if (argv.includes('--demo')) return true;
+  return config.demo ?? !config.databaseUrl;
+}
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   return {
@@ -22,5 +43,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     logLevel: env.LOG_LEVEL || 'info',
     dataDir: env.DATA_DIR || '.data',
     tenantsDir: env.TENANTS_DIR || 'tenants',
+    demo: flag(env.DEMO),
+    metricsToken: env.METRICS_TOKEN || undefined,
   };
 }

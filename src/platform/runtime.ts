@@ -19,9 +19,10 @@ export async function openRuntime(config: Config, log: Logger): Promise<Runtime>
     const started = Date.now();
     // Loaded only when needed: the package installs its own exit hooks.
     const { startEmbeddedPostgres } = await import('./db/embedded.js');
-    embedded = await startEmbeddedPostgres({ dataDir: config.dataDir });
+    embedded = await startEmbeddedPostgres({ dataDir: config.dataDir, onLog: (m) => log.debug({ postgres: m.trim() }, 'embedded PostgreSQL') });
     url = embedded.url;
-    log.info({ ms: Date.now() - started, dir: `${config.dataDir}/pg` }, 'DATABASE_URL not set: started the embedded PostgreSQL');
+    log.info({ ms: Date.now() - started, dir: embedded.dir, port: new URL(url).port },
+      embedded.attached ? 'DATABASE_URL not set: using the embedded PostgreSQL another process started' : 'DATABASE_URL not set: started the embedded PostgreSQL');
   }
   let orm: Orm;
   try {

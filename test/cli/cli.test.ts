@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -277,4 +278,74 @@ describe('migrate', () => {
     expect(run.lines.find((l) => l.startsWith('tenant broken: '))).toMatch(/^tenant broken: FAILED: .+/);
     expect(run.stderr).toMatch(/^error: 1 of 2 tenant schema\(s\) failed to migrate: broken\n$/);
   }, SLOW);
+});
+
+// Issue 12: the demo municipality is never registered silently on a deployment with DATABASE_URL.
+describe('tenant sync and the demo file', () => {
+  it('skips a file marked "demo": true with DATABASE_URL set, says so, and applies it with --demo or DEMO=1', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'tenants-'));
+    const demo = slugOf('demo');
+    const real = slugOf('city');
+    writeFileSync(path.join(dir, 'a.json'), JSON.stringify({ slug: demo, name: 'Demo', hosts: [`${demo}.example`], demo: true }));
+    writeFileSync(path.join(dir, 'b.json'), JSON.stringify({ slug: real, name: 'Stadt', hosts: [`${real}.example`] }));
+    try {
+      const plain = await cli(['tenant', 'sync'], { TENANTS_DIR: dir, DEMO: '' });
+      expect(plain.code, plain.stderr).toBe(0);
+      expect(plain.lines).toEqual([`${real}\t${real}.example\tStadt`]);
+      expect(plain.stderr).toContain(`skipped the demo municipality "${demo}" (DATABASE_URL is set): add --demo or DEMO=1 to apply it`);
+      expect((await loadTenants(executorOf(h.orm))).map((t) => t.slug)).not.toContain(demo);
+
+      const [flag, env] = await Promise.all([
+        cli(['tenant', 'sync', '--demo'], { TENANTS_DIR: dir, DEMO: '' }),
+        cli(['tenant', 'sync'], { TENANTS_DIR: dir, DEMO: '1' }),
+      ]);
+      for (const run of [flag, env]) {
+        expect(run.code, run.stderr).toBe(0);
+        expect(run.lines).toContain(`${demo}\t${demo}.example\tDemo`);
+        expect(run.stderr).not.toContain('skipped');
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, SLOW);
+});
+
+// Issue 12: a CLI error prints its real cause (it printed `error: undefined` when the embedded start failed).
+describe('the embedded database', () => {
+  it('prints PostgreSQL\'s own reason when its port is taken, in one line, and exits 1', async () => {
+    const home = mkdtempSync(path.join(tmpdir(), 'hp-cli-'));
+    chmodSync(home, 0o755);
+    const blocker = net.createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
+    const port = (blocker.address() as net.AddressInfo).port;
+    try {
+      const run = await cli(['tenant', 'list'], { DATABASE_URL: '', DATA_DIR: path.join(home, '.data'), EMBEDDED_PG_PORT: String(port) });
+      expect(run.code).toBe(1);
+      expect(run.stdout).toBe('');
+      expect(run.stderr).toMatch(new RegExp(`^error: the embedded PostgreSQL in \\S+ did not start on port ${port} \\(exit \\d+\\): .*(could not bind|Address already in use|could not create any TCP/IP sockets).*\\n$`));
+      expect(run.stderr).not.toContain('undefined');
+      expect(run.stderr.split('\n').filter(Boolean)).toHaveLength(1);
+    } finally {
+      blocker.close();
+      rmSync(home, { recursive: true, force: true });
+    }
+  }, SLOW);
+});
+
+describe('an unreachable DATABASE_URL', () => {
+  it('prints the connection\'s own error in one line and exits 1', async () => {
+    const run = await cli(['tenant', 'list'], { DATABASE_URL: 'postgresql://postgres@localhost:1/none' });
+    expect(run.code).toBe(1);
+    expect(run.stderr).toMatch(/^error: .*ECONNREFUSED.*\n$/);
+    expect(run.stderr).not.toContain('undefined');
+  }, SLOW);
+});
+
+describe('oneLine', () => {
+  it('names a cause for a rejection without a value and appends an error\'s cause', async () => {
+    const { oneLine } = await import('../../src/cli/errors.js');
+    expect(oneLine(undefined)).toBe('failed without a reason (a library rejected with no error)');
+    expect(oneLine(new Error('connect failed', { cause: Object.assign(new Error(''), { code: 'ECONNREFUSED' }) }))).toBe('connect failed (cause: Error ECONNREFUSED)');
+    expect(oneLine(new Error('two\nlines'))).toBe('two lines');
+  });
 });

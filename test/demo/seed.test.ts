@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startHarness, type Harness, type TestTenant } from '../harness/harness.js';
 import { DEMO_MEDIA_BASE, seedDemo, seedDemoIfEmpty, type DemoCounts } from '../../src/demo/seed.js';
-import { FAMILIES, OFFERS } from '../../src/demo/content.js';
+import { AUTUMN_EDITION, AUTUMN_OFFERS, AUTUMN_SEED, FAMILIES, OFFERS } from '../../src/demo/content.js';
 import { createLogger } from '../../src/platform/logging/logger.js';
 
 // `cli demo` / first `npm start` (D1): the demo programme is made through the services and then read back
@@ -22,15 +22,20 @@ afterAll(() => h.close());
 
 describe('seedDemo', () => {
   it('adds the whole programme once', () => {
-    expect(counts).toEqual({ categories: 8, organisers: 10, editions: 1, offers: 60, accounts: 15, participants: CHILDREN });
+    expect(counts).toEqual({
+      categories: 8, organisers: 10, editions: 2, offers: 63, accounts: 15, participants: CHILDREN,
+      attendances: 142, allocations: 1, receipts: 6, reversals: 1,
+    });
     expect(CHILDREN).toBe(27);
   });
 
-  it('adds nothing on a second run, and the tenant keeps its 60 offers', async () => {
-    expect(await seedDemo(h.orm, t.slug)).toEqual({ categories: 0, organisers: 0, editions: 0, offers: 0, accounts: 0, participants: 0 });
+  it('adds nothing on a second run, and the tenant keeps its 63 offers', async () => {
+    expect(await seedDemo(h.orm, t.slug)).toEqual({
+      categories: 0, organisers: 0, editions: 0, offers: 0, accounts: 0, participants: 0, attendances: 0, allocations: 0, receipts: 0, reversals: 0,
+    });
     const all = await t.get('/offers?itemsPerPage=200');
     expect(all.status).toBe(200);
-    expect(all.body).toHaveLength(60);
+    expect(all.body).toHaveLength(63);
   });
 
   it('shows anonymous callers the published public offers only, cancelled ones marked', async () => {
@@ -38,8 +43,8 @@ describe('seedDemo', () => {
     expect(res.status, res.text).toBe(200);
     expect(res.body.length).toBeLessThanOrEqual(200);
     const names = res.body.map((o: any) => o.name).sort();
-    expect(names).toEqual([...namesIn('published'), ...namesIn('cancelled')].sort());
-    expect(res.body).toHaveLength(46);
+    expect(names).toEqual([...namesIn('published'), ...namesIn('cancelled'), ...AUTUMN_OFFERS.map((o) => o.name)].sort());
+    expect(res.body).toHaveLength(49);
     for (const hidden of [...namesIn('draft'), ...namesIn('completed'), ...namesIn('reviewed'), ...namesIn('private_link')]) {
       expect(names).not.toContain(hidden);
     }
@@ -49,6 +54,7 @@ describe('seedDemo', () => {
     for (const o of res.body) {
       expect(o.status).toContain('published');
       expect(o.publish).toBeUndefined();
+      if (o.edition.name === AUTUMN_EDITION.name) continue;
       expect(o.edition.name).toBe('Ferienprogramm 2027');
       expect(o.hosts.length).toBeGreaterThan(0);
       expect(o.categories.length).toBeGreaterThan(0);
@@ -87,7 +93,7 @@ describe('seedDemo', () => {
     const first = await t.get('/offers', { token: null });
     expect(first.body).toHaveLength(30);
     const second = await t.get('/offers?page=2', { token: null });
-    expect(second.body).toHaveLength(16);
+    expect(second.body).toHaveLength(19);
   });
 
   it('keeps drafts, reviewed, completed and private-link offers for token holders', async () => {
@@ -95,14 +101,14 @@ describe('seedDemo', () => {
     const stateOf = (o: any) => (o.publish === 'private_link' ? 'private_link' : o.status.includes('cancelled') ? 'cancelled' : o.status[0]);
     const tally: Record<string, number> = {};
     for (const o of res.body) tally[stateOf(o)] = (tally[stateOf(o)] ?? 0) + 1;
-    expect(tally).toEqual({ published: 44, cancelled: 2, private_link: 3, draft: 5, completed: 3, reviewed: 3 });
+    expect(tally).toEqual({ published: 47, cancelled: 2, private_link: 3, draft: 5, completed: 3, reviewed: 3 });
     expect(res.body.filter((o: any) => o.applicationQuestions.length > 0).length).toBeGreaterThan(0);
   });
 
   it('makes an online edition with its phases, organisers, categories and families', async () => {
     const editions = await t.get('/editions');
-    expect(editions.body).toHaveLength(1);
-    const e = editions.body[0];
+    expect(editions.body).toHaveLength(2);
+    const e = editions.body.find((x: any) => x.alias === 'ferienprogramm-2027');
     expect(e).toMatchObject({ name: 'Ferienprogramm 2027', alias: 'ferienprogramm-2027', online: true });
     expect(e.tasks.map((x: any) => x.type).sort()).toEqual(
       ['application_system', 'holiday', 'host_editing_stage', 'pay_days', 'publish_lists', 'show_offers'].sort());
@@ -112,6 +118,55 @@ describe('seedDemo', () => {
     expect(accounts.body).toHaveLength(15);
     expect(accounts.body.every((a: any) => a.participants.length >= 1 && a.participants.length <= 3)).toBe(true);
     expect((await t.get('/participants?itemsPerPage=200')).body).toHaveLength(27);
+  });
+});
+
+describe('the season', () => {
+  const list = async (path: string) => {
+    const res = await t.get(path);
+    expect(res.status, res.text).toBe(200);
+    return res.body as any[];
+  };
+
+  it('has summer applications in every state a client can reach', async () => {
+    const all = await list('/attendances?itemsPerPage=200');
+    expect(all).toHaveLength(142);
+    const summer = all.filter((a) => a.edition.name === 'Ferienprogramm 2027');
+    expect(new Set(summer.map((a) => a.status))).toEqual(new Set(
+      ['confirmed', 'waitlisted', 'waiting', 'rejected', 'withdrawn', 'unfulfilled', 'participated', 'noshow']));
+    expect(all.every((a) => a.heldBack === false)).toBe(true);
+    expect(all.some((a) => a.paid)).toBe(true);
+    expect(all.some((a) => a.payable && !a.paid)).toBe(true);
+    // The offers count their applications per state (D10 `attendances`).
+    const offers = await list('/offers?itemsPerPage=200');
+    expect(offers.some((o) => o.attendances.confirmed > 0 && o.attendances.waitlisted >= 0)).toBe(true);
+  });
+
+  it('drew the autumn edition by lot with a recorded seed and committed it', async () => {
+    const editions = await list('/editions');
+    const autumn = editions.find((e) => e.alias === AUTUMN_EDITION.alias);
+    expect(autumn.procedure).toBe('lot');
+    expect(autumn.allocations).toHaveLength(1);
+    const run = autumn.allocations[0];
+    expect(run).toMatchObject({ seed: AUTUMN_SEED });
+    expect(run.finishedAt).toBeTruthy();
+    expect(run.confirmed).toBe(15); // 6 + 5 + 4 places
+    expect(run.waitlisted).toBeGreaterThan(0);
+    const lot = (await list('/attendances?itemsPerPage=200')).filter((a) => a.edition.name === AUTUMN_EDITION.name);
+    expect(lot.filter((a) => a.status === 'confirmed')).toHaveLength(15);
+    expect(lot.every((a) => a.decisionReason)).toBe(true);
+  });
+
+  it('has receipts (one with a discount), a reversal, and every money list answers', async () => {
+    const receipts = await list('/receipts?itemsPerPage=200');
+    expect(receipts).toHaveLength(7);
+    const reversal = receipts.find((r) => r.reverses);
+    expect(reversal.total).toBeLessThan(0);
+    expect(receipts.find((r) => r.uuid === reversal.reverses.uuid).reversedBy.uuid).toBe(reversal.uuid);
+    expect(receipts.some((r) => r.items.some((i: any) => i.text === 'Geschwisterermäßigung 50 %'))).toBe(true);
+    expect((await list('/debtors?itemsPerPage=200')).length).toBeGreaterThan(0);
+    expect((await list('/ledgers?itemsPerPage=200')).length).toBeGreaterThan(0);
+    expect((await list('/bookings?itemsPerPage=200')).length).toBeGreaterThan(0);
   });
 });
 

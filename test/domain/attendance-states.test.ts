@@ -7,6 +7,7 @@ import {
   availableTransitions,
   cancelsCharge,
   freesPlace,
+  freesPlaceForRefill,
   isAttendanceState,
   notAllowedDetail,
   organiserMayApply,
@@ -99,5 +100,13 @@ describe('attendance states', () => {
   ] as const)('%s -> %s (paid %s): frees place %s, cancels charge %s', (from, to, paid, frees, cancels) => {
     expect(freesPlace(from, to)).toBe(frees);
     expect(cancelsCharge(from, to, paid)).toBe(cancels);
+  });
+
+  it.each([
+    ['confirmed', 'withdrawn', true], ['confirmed', 'rejected', true], ['confirmed', 'waiting', true], ['confirmed', 'unfulfilled', true],
+    ['confirmed', 'waitlisted', false], ['confirmed', 'participated', false], ['confirmed', 'noshow', false],
+    ['waitlisted', 'withdrawn', false], ['waiting', 'rejected', false],
+  ] as const)('%s -> %s moves the waiting list up (D10 refill): %s', (from, to, refills) => {
+    expect(freesPlaceForRefill(from, to)).toBe(refills);
   });
 });

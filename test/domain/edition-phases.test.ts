@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
-  effectiveEditionState, governingApplicationTask, isTaskRunning,
+  applicationLimit, effectiveEditionState, exceedsApplicationLimit, governingApplicationTask, isTaskRunning,
   type EditionState, type PhaseTask, type Procedure, type TaskType,
 } from '../../src/domain/edition-phases.js';
 
@@ -150,5 +150,30 @@ describe('effectiveEditionState (D4)', () => {
     expect(governingApplicationTask([a, b], d('2027-05-10'))).toBe(b);
     expect(governingApplicationTask([b, a], d('2027-05-10'))).toBe(a);
     expect(governingApplicationTask([task('show_offers', null, null)], d('2027-05-10'))).toBeNull();
+  });
+});
+
+describe('maxApplications (D4, issue 13)', () => {
+  const phase = (begin: string | null, end: string | null, maxApplications: number | null) => ({ ...task('application_system', begin, end, 'firstcome'), maxApplications });
+
+  it('is the running application phase\'s limit, none outside every phase', () => {
+    const tasks = [phase('2027-05-01', '2027-05-31', 3), phase('2027-06-01', '2027-06-30', 5), { ...task('show_offers', null, null), maxApplications: 1 }];
+    expect(applicationLimit(tasks, d('2027-05-10'))).toBe(3);
+    expect(applicationLimit(tasks, d('2027-06-10'))).toBe(5);
+    expect(applicationLimit(tasks, d('2027-04-10'))).toBeNull();
+    expect(applicationLimit(tasks, d('2027-07-10'))).toBeNull();
+    expect(applicationLimit([phase(null, null, null)], d('2027-07-10'))).toBeNull();
+    expect(applicationLimit([], d('2027-07-10'))).toBeNull();
+  });
+
+  it('takes the latest begun of overlapping phases', () => {
+    expect(applicationLimit([phase('2027-05-01', '2027-06-30', 2), phase('2027-06-01', '2027-06-30', 4)], d('2027-06-10'))).toBe(4);
+  });
+
+  it('refuses one more application at the limit', () => {
+    expect(exceedsApplicationLimit(null, 100)).toBe(false);
+    expect(exceedsApplicationLimit(2, 1)).toBe(false);
+    expect(exceedsApplicationLimit(2, 2)).toBe(true);
+    expect(exceedsApplicationLimit(0, 0)).toBe(true);
   });
 });

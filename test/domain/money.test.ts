@@ -33,6 +33,14 @@ describe('chargeTarget', () => {
     for (const status of ATTENDANCE_STATES) expect(chargeTarget({ ...base, status, paid: true, charged: 500 }), status).toBe(500);
   });
 
+  it('cancels unpaid charges while the offer is cancelled, keeps paid ones (D5, issue 13)', () => {
+    expect(chargeTarget({ ...base, offerCancelled: true, charged: 500 })).toBe(0);
+    expect(chargeTarget({ ...base, offerCancelled: true, paid: true, charged: 500 })).toBe(500);
+    expect(chargeTarget({ ...base, status: 'participated', offerCancelled: true, charged: 500 })).toBe(0);
+    // Relaunched: charged again.
+    expect(chargeTarget({ ...base, offerCancelled: false, charged: 0 })).toBe(500);
+  });
+
   it('charges nothing for a deleted application', () => {
     expect(chargeTarget(null)).toBe(0);
   });

@@ -1,5 +1,8 @@
 import { describe, it, expect } from 'vitest';
 import {
+  beyondCapacityReason,
+  confirmsBeyondCapacity,
+  overbooked,
   decideOnCreate,
   fullyBooked,
   refillCandidates,
@@ -97,5 +100,27 @@ describe('refillCandidates', () => {
     [null, ['a', 'b']],
   ] as const)('%s free places -> %j', (free, ids) => {
     expect(refillCandidates(list, free).map((a) => a.id)).toEqual(ids);
+  });
+});
+
+describe('confirmations past capacity (issue 13)', () => {
+  it('counts confirmed places beyond maxParticipants', () => {
+    expect(overbooked(null, 50)).toBe(0);
+    expect(overbooked(3, 2)).toBe(0);
+    expect(overbooked(3, 3)).toBe(0);
+    expect(overbooked(3, 5)).toBe(2);
+    expect(overbooked(0, 1)).toBe(1);
+  });
+
+  it('tells when one more confirmation goes past capacity', () => {
+    expect(confirmsBeyondCapacity(null, 100)).toBe(false);
+    expect(confirmsBeyondCapacity(2, 1)).toBe(false);
+    expect(confirmsBeyondCapacity(2, 2)).toBe(true);
+    expect(confirmsBeyondCapacity(0, 0)).toBe(true);
+  });
+
+  it('names who confirmed in the reason', () => {
+    expect(beyondCapacityReason('admin')).toMatch(/Admin/);
+    expect(beyondCapacityReason('organiser')).toMatch(/Veranstalter/);
   });
 });

@@ -17,6 +17,12 @@ describe('isPayable (D10)', () => {
     expect(isPayable({ status, heldBack, fee, payableSwitchedOff })).toBe(expected);
   });
 
+  it('is never payable while the offer is cancelled (D5, issue 13)', () => {
+    expect(isPayable({ status: 'confirmed', heldBack: false, fee: 1500, payableSwitchedOff: false, offerCancelled: true })).toBe(false);
+    expect(isPayable({ status: 'confirmed', heldBack: false, fee: 1500, payableSwitchedOff: false, offerCancelled: false })).toBe(true);
+    expect(canSwitchPayableOn({ status: 'confirmed', heldBack: false, fee: 100, offerCancelled: true })).toBe(false);
+  });
+
   it('allows switching payable on only where it could be payable', () => {
     expect(canSwitchPayableOn({ status: 'confirmed', heldBack: false, fee: 100 })).toBe(true);
     expect(canSwitchPayableOn({ status: 'confirmed', heldBack: true, fee: 100 })).toBe(false);

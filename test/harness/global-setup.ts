@@ -1,7 +1,8 @@
 import type { TestProject } from 'vitest/node';
 import pg from 'pg';
-import { startEmbeddedPostgres, type EmbeddedDatabase } from '../../src/platform/db/embedded.js';
+import type { EmbeddedDatabase } from '../../src/platform/db/embedded.js';
 import { createOrm, migrateControl } from '../../src/platform/db/orm.js';
+import { startPgBouncer, type PgBouncer } from './pgbouncer.js';
 
 // One throwaway database per run on the machine's PostgreSQL (127.0.0.1:5432, or TEST_PG_URL); where no
 // server answers (a fresh machine), the embedded PostgreSQL is started instead, so `npm test` passes there.
@@ -19,6 +20,7 @@ async function reachable(url: string): Promise<boolean> {
 }
 
 let embedded: EmbeddedDatabase | undefined;
+let bouncer: PgBouncer | undefined;
 let adminUrl = '';
 let dbName = '';
 
@@ -26,6 +28,13 @@ export async function setup(project: TestProject) {
   let server = process.env.TEST_PG_URL || DEFAULT_SERVER;
   if (!(await reachable(server))) {
     console.warn(`[test] no PostgreSQL at ${server.replace(/\/\/.*@/, '//')}: starting the embedded one`);
+    // Loaded only when needed: the package's exit hook calls process.exit(0) on `beforeExit`, which turned
+    // every failed run's exit code into 0 (CI saw green) whenever it was imported.
+    const { startEmbeddedPostgres } = await import('../../src/platform/db/embedded.js');
+    // Here it is needed: keep the run's exit code across that hook (an `exit` listener may still set it).
+    let code: number | undefined;
+    process.on('beforeExit', () => (code = Number(process.exitCode ?? 0)));
+    process.on('exit', () => { if (code) process.exitCode = code; });
     embedded = await startEmbeddedPostgres({ dataDir: '.data/test', port: 54330, database: 'postgres' });
     server = embedded.url;
   }
@@ -35,8 +44,14 @@ export async function setup(project: TestProject) {
   await admin.connect();
   await admin.query(`create database ${dbName}`);
   await admin.end();
-  const url = new URL(adminUrl);
+  let url = new URL(adminUrl);
   url.pathname = `/${dbName}`;
+  // TEST_VIA_PGBOUNCER=1: the whole suite through a PgBouncer in transaction pooling mode (no session state).
+  if (process.env.TEST_VIA_PGBOUNCER === '1') {
+    bouncer = await startPgBouncer(adminUrl, { poolSize: 40 });
+    url = new URL(bouncer.url(url.toString()));
+    console.warn(`[test] through PgBouncer (transaction pooling) on port ${bouncer.port}`);
+  }
   const orm = await createOrm(url.toString(), { poolMax: 2 });
   await migrateControl(orm);
   await orm.close();
@@ -44,6 +59,8 @@ export async function setup(project: TestProject) {
 }
 
 export async function teardown() {
+  await bouncer?.admin(`KILL ${dbName}`).catch(() => {});
+  await bouncer?.stop();
   if (dbName && !process.env.KEEP_TEST_DB) {
     const admin = new pg.Client({ connectionString: adminUrl });
     await admin.connect();

@@ -1,11 +1,12 @@
 import http from 'node:http';
+import pg from 'pg';
 import type { AddressInfo } from 'node:net';
 import { inject } from 'vitest';
 import type { AnyRouter } from '@trpc/server';
 import { createApp } from '../../src/app.js';
 import { insertToken, type TokenAccess, type TokenRole } from '../../src/platform/auth/tokens.js';
 import type { ServiceContext } from '../../src/platform/context.js';
-import { createOrm, executorOf, type Orm } from '../../src/platform/db/orm.js';
+import { createOrm, executorOf, migrateControl, type Orm } from '../../src/platform/db/orm.js';
 import type { Executor } from '../../src/platform/db/sql.js';
 import { createLogger, type Logger } from '../../src/platform/logging/logger.js';
 import { createHttpServer } from '../../src/platform/http/server.js';
@@ -14,7 +15,7 @@ import { addTenant } from '../../src/platform/tenancy/operations.js';
 import { TenantRegistry } from '../../src/platform/tenancy/registry.js';
 import type { TenantSettings } from '../../src/platform/tenancy/settings.js';
 import type { Tenant } from '../../src/platform/tenancy/tenant.js';
-import { InMemoryJobs, type JobSender } from '../../src/platform/jobs/queue.js';
+import { InMemoryJobs, QUEUES, type JobSender } from '../../src/platform/jobs/queue.js';
 import { tenantJobHandlers } from '../../src/jobs.js';
 
 // The integration harness: the real express stack on a random port, the real database of this run,
@@ -54,8 +55,9 @@ export type Harness = {
   registry: TenantRegistry;
   port: number;
   /**
-   * The background jobs the app enqueued (allocate, commit), held in memory: `await h.jobs.drain()` runs them
-   * now, through the same handlers as the pg-boss workers. Unused when `HarnessOptions.jobs` replaced it.
+   * The background jobs the app enqueued (allocate, commit, refill), held in memory: `await h.jobs.drain()` runs
+   * them now, through the same handlers as the pg-boss workers (mail-send jobs are dropped: the mail stays in
+   * the outbox). Unused when `HarnessOptions.jobs` replaced it.
    */
   jobs: InMemoryJobs;
   tenant(opts?: { basePath?: string; settings?: Partial<TenantSettings>; name?: string }): Promise<TestTenant>;
@@ -76,6 +78,8 @@ export function generousRateLimiter(): RateLimiter {
 }
 
 export type HarnessOptions = {
+  /** A database of its own (migrated here), for tests whose worker processes serve every tenant they find. */
+  databaseUrl?: string;
   rateLimiter?: RateLimiter;
   trustProxy?: boolean;
   /** A router other than the app's (test-only procedures); default the app's own. */
@@ -89,10 +93,13 @@ export type HarnessOptions = {
 };
 
 export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> {
-  const orm = await createOrm(inject('databaseUrl'), { poolMax: 8 });
+  const orm = await createOrm(opts.databaseUrl ?? inject('databaseUrl'), { poolMax: 8 });
+  if (opts.databaseUrl) await migrateControl(orm);
   const registry = opts.registry ? opts.registry(executorOf(orm)) : new TenantRegistry(executorOf(orm), 0);
   const rateLimiter = opts.rateLimiter ?? generousRateLimiter();
-  const jobs = new InMemoryJobs(orm, silent, tenantJobHandlers);
+  // Mail stays in the outbox here (tests read the rows); test/platform/mail and test/jobs send it through
+  // real pg-boss workers and a real SMTP server.
+  const jobs = new InMemoryJobs(orm, silent, { ...tenantJobHandlers, [QUEUES.mailSend]: async () => {} });
   const sender = opts.jobs ? await opts.jobs(orm) : jobs;
   const app = createApp({ orm, registry, rateLimiter, log: opts.log ?? silent, trustProxy: opts.trustProxy ?? false, router: opts.router, jobs: sender });
   // The production server (header size and timeouts, src/platform/http/server.ts).
@@ -180,6 +187,28 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
       await orm.close();
     },
   };
+}
+
+/**
+ * A database of the test file's own beside this run's (created empty; `startHarness({ databaseUrl })` migrates
+ * it). For files whose pg-boss workers must see only their own jobs: workers serve every tenant of their
+ * database, and another file's worker would otherwise take this file's mail to its own SMTP server.
+ */
+export async function ownDatabase(suffix: string): Promise<{ url: string; drop: () => Promise<void> }> {
+  const base = new URL(inject('databaseUrl'));
+  const url = new URL(base.toString());
+  url.pathname = `${base.pathname}_${suffix}`;
+  const admin = async (text: string) => {
+    const c = new pg.Client({ connectionString: new URL('/postgres', base).toString() });
+    await c.connect();
+    try {
+      await c.query(text);
+    } finally {
+      await c.end();
+    }
+  };
+  await admin(`create database ${url.pathname.slice(1)}`);
+  return { url: url.toString(), drop: () => admin(`drop database if exists ${url.pathname.slice(1)} with (force)`) };
 }
 
 /** Asserts the problem+json shape of spec 7 and returns the body. */

@@ -14,7 +14,7 @@ import { response } from '../../src/platform/http/response.js';
 import { createHttpServer, SERVER_LIMITS } from '../../src/platform/http/server.js';
 import { qualified, sql } from '../../src/platform/db/sql.js';
 import { dbOf } from '../../src/platform/context.js';
-import { Account } from '../../src/resources/accounts/entity.js';
+import { Organiser } from '../../src/resources/organisers/entity.js';
 import { appRouter } from '../../src/router.js';
 
 // Secrets and personal data (D3, D6, D9): tokens are never logged or echoed; names, e-mail addresses and dates
@@ -37,8 +37,8 @@ const probeRouter = router({
     .input(z.object({}))
     .output(response(z.object({ ok: z.boolean() })))
     .mutation(async ({ ctx }) => {
-      // An account without its e-mail address: MikroORM's validation error dumps the entity into its message.
-      ctx.em.create(Account, { uuid: randomUUID(), email: null as unknown as string, firstname: FIRSTNAME, lastname: LASTNAME, phone: BIRTHDAY } as never);
+      // An organiser without its name: MikroORM's validation error dumps the entity into its message.
+      ctx.em.create(Organiser, { uuid: randomUUID(), name: null as unknown as string, alias: `o-${randomUUID()}`, email: EMAIL, phone: BIRTHDAY, description: `${FIRSTNAME} ${LASTNAME}` } as never);
       await ctx.em.flush();
       return { ok: true };
     }),
@@ -49,8 +49,8 @@ const probeRouter = router({
     .mutation(async ({ ctx }) => {
       // Through the ORM's connection: its exception carries PostgreSQL's detail (the failing row).
       await ctx.em.getConnection().execute(
-        `insert into "${ctx.tenant.schema}"."accounts" (uuid, email, firstname, lastname, phone) values (?, null, ?, ?, ?)`,
-        [randomUUID(), FIRSTNAME, LASTNAME, BIRTHDAY],
+        `insert into "${ctx.tenant.schema}"."organisers" (uuid, name, alias, email, phone, description) values (?, null, ?, ?, ?, ?)`,
+        [randomUUID(), `o-${randomUUID()}`, CHILD_EMAIL, BIRTHDAY, `${FIRSTNAME} ${LASTNAME}`],
       );
       return { ok: true };
     }),
@@ -148,7 +148,7 @@ describe('the log', () => {
       expect(e.requestId).toMatch(/^[0-9a-f-]{36}$/);
       expect(e.err?.type ?? e.err?.name).toBeTruthy();
     }
-    expect(errors.some((e) => e.err?.code === '23502' && e.err?.table === 'accounts')).toBe(true); // not-null violation
+    expect(errors.some((e) => e.err?.code === '23502' && e.err?.table === 'organisers')).toBe(true); // not-null violation
     expect(errors.some((e) => e.err?.code === '22007' || e.err?.code === '22008')).toBe(true); // invalid date
   });
 });
@@ -186,7 +186,8 @@ describe('responses', () => {
     for (const path of ['/probe/orm-failure', '/probe/orm-not-null', '/probe/sql-failure']) {
       const res = await t.post(path, {});
       expectProblem(res, 500);
-      expect(res.body).toEqual({ type: '/errors/500', title: 'Internal Server Error', status: 500, detail: expect.any(String) });
+      // `instance` names the request (its X-Request-Id), nothing of the cause.
+      expect(res.body).toEqual({ type: '/errors/500', title: 'Internal Server Error', status: 500, detail: expect.any(String), instance: `urn:request:${res.headers['x-request-id']}` });
       assertNoInternals(res.text);
     }
     const crash = await t.get('/probe/crash');

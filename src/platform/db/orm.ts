@@ -15,6 +15,9 @@ export async function createOrm(databaseUrl: string, opts: { poolMax?: number } 
     allowGlobalContext: false,
     debug: false,
     pool: { min: 0, max: opts.poolMax ?? 10 },
+    // A database (or pooler) that does not accept connections fails the request after 5 s (503, errors.ts)
+    // instead of holding it until the client gives up.
+    driverOptions: { connectionTimeoutMillis: 5_000 },
     migrations: {
       migrationsList: tenantMigrations,
       tableName: 'mikro_orm_migrations',
@@ -23,6 +26,9 @@ export async function createOrm(databaseUrl: string, opts: { poolMax?: number } 
       snapshot: false,
       snapshotOnMigrate: false,
       silent: true,
+      // Only defers the migrator's eager creation of a tracking table in the default schema (outside any
+      // lock, racing between processes); the table is created per schema inside the locked transaction.
+      includeWildcardSchema: true,
     },
   });
 }
@@ -36,50 +42,60 @@ export function executorOf(orm: Orm | EntityManager): Executor {
 /**
  * Migrations run inside each schema (search_path set in the migration's transaction, stack notes).
  * Never the schema generator's update against the shared database: it diffs every schema.
+ *
+ * The control step also creates pg-boss's schema: every process of a deploy starting at once would
+ * otherwise race on `create schema` (a unique violation on pg_namespace, not the "already exists" pg-boss
+ * tolerates); here it is created once, under the control schema's lock.
  */
 export async function migrateControl(orm: Orm): Promise<string[]> {
-  return withMigrationLock(orm, 'control', () => migrateControlUnlocked(orm));
+  const migrator = migratorFor(orm, controlMigrations);
+  return withMigrationLock(orm, 'control', async (trx) => {
+    await orm.em.getConnection().execute('create schema if not exists pgboss', [], 'run', trx);
+    return migrateInTransaction(orm, 'control', trx, migrator);
+  });
 }
 
-async function migrateControlUnlocked(orm: Orm): Promise<string[]> {
+/**
+ * A migrator over another list than the tenant one: the migrator reads its options when it is constructed,
+ * so the shared config is swapped only for that instant (not while waiting for the lock).
+ */
+function migratorFor(orm: Orm, migrationsList: typeof controlMigrations): Migrator {
   const original = orm.config.get('migrations');
-  orm.config.set('migrations', { ...original, migrationsList: controlMigrations });
+  orm.config.set('migrations', { ...original, migrationsList });
   try {
-    await sql`create schema if not exists control`.execute(executorOf(orm));
-    const migrator = new Migrator(orm.em);
-    const done = await migrator.up({ schema: 'control' });
-    return done.map((m) => m.name);
+    return new Migrator(orm.em);
   } finally {
     orm.config.set('migrations', original);
   }
 }
 
 export async function migrateTenantSchema(orm: Orm, schema: string): Promise<string[]> {
-  return withMigrationLock(orm, schema, () => migrateTenantSchemaUnlocked(orm, schema));
+  return withMigrationLock(orm, assertSchemaName(schema), (trx) => migrateInTransaction(orm, schema, trx));
 }
+
+type Trx = Parameters<Parameters<ReturnType<EntityManager['getConnection']>['transactional']>[0]>[0];
 
 /**
  * Two processes migrating one schema at once (replicas starting, `migrate` during `tenant add`) would race
- * on the DDL: a session advisory lock per schema, held on a connection of its own, makes them take turns.
+ * on the DDL. They take turns on a transaction-scoped advisory lock taken first in the very transaction that
+ * runs the migrations: it lives exactly as long as that transaction, on its one server connection, so it
+ * also holds through PgBouncer in transaction pooling mode (a session lock there is taken on one server
+ * connection and released on another, and stays held by an idle one).
  */
-async function withMigrationLock<T>(orm: Orm, schema: string, run: () => Promise<T>): Promise<T> {
-  return executorOf(orm).connection().execute(async (conn) => {
-    await sql`select pg_advisory_lock(hashtext(${`hp:migrate:${schema}`}))`.execute(conn);
-    try {
-      return await run();
-    } finally {
-      await sql`select pg_advisory_unlock(hashtext(${`hp:migrate:${schema}`}))`.execute(conn);
-    }
+async function withMigrationLock<T>(orm: Orm, schema: string, run: (trx: Trx) => Promise<T>): Promise<T> {
+  const conn = orm.em.getConnection();
+  return conn.transactional(async (trx) => {
+    await conn.execute('select pg_advisory_xact_lock(hashtext(?))', [`hp:migrate:${schema}`], 'all', trx);
+    return run(trx);
   });
 }
 
-async function migrateTenantSchemaUnlocked(orm: Orm, schema: string): Promise<string[]> {
-  await sql`create schema if not exists ${sql.id(assertSchemaName(schema))}`.execute(executorOf(orm));
-  const migrator = new Migrator(orm.em);
-  const done = await migrator.up({ schema });
+/** Creates the schema and applies its pending migrations, all in `trx` (MikroORM's all-or-nothing run). */
+async function migrateInTransaction(orm: Orm, schema: string, trx: Trx, migrator = new Migrator(orm.em)): Promise<string[]> {
+  await orm.em.getConnection().execute(`create schema if not exists "${assertSchemaName(schema)}"`, [], 'run', trx);
+  const done = await migrator.up({ schema, transaction: trx });
   return done.map((m) => m.name);
 }
-
 export async function dropTenantSchema(orm: Orm, schema: string): Promise<void> {
   await sql`drop schema if exists ${sql.id(assertSchemaName(schema))} cascade`.execute(executorOf(orm));
 }

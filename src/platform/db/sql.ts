@@ -17,3 +17,16 @@ export function qualified(schema: string, table: string) {
 }
 
 export type Executor = Kysely<any>;
+
+/**
+ * One `union all` statement per `chunk` items (tenant schemas, say): the rows of `part(item)` for every item, in
+ * a handful of round trips however many municipalities there are, and statements small enough to plan.
+ */
+export async function unionAll<I, R>(db: Executor, items: readonly I[], part: (item: I) => RawBuilder<unknown>, chunk = 200): Promise<R[]> {
+  const rows: R[] = [];
+  for (let i = 0; i < items.length; i += chunk) {
+    const parts = items.slice(i, i + chunk).map(part);
+    rows.push(...(await sql<R>`${sql.join(parts, sql` union all `)}`.execute(db)).rows);
+  }
+  return rows;
+}

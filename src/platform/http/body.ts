@@ -1,4 +1,5 @@
 import type { NextFunction, Request, Response } from 'express';
+import { ClientGone } from './availability.js';
 import { badRequest, invalid, Problem, unprocessable, violation } from './problem.js';
 import { propertyPath } from './validation.js';
 
@@ -110,5 +111,7 @@ function collect(req: Request, limit: number): Promise<Buffer> {
     });
     req.on('end', () => !failed && resolve(Buffer.concat(chunks)));
     req.on('error', (e) => !failed && reject(e));
+    // A client that hangs up mid-body: the request never completes (not an error of ours, see app.ts).
+    req.on('close', () => !failed && !req.complete && reject(new ClientGone()));
   });
 }

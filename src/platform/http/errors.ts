@@ -1,6 +1,7 @@
 import { TRPCError } from '@trpc/server';
 import { z } from 'zod';
 import type { Logger } from '../logging/logger.js';
+import { DatabaseAvailability, isDatabaseUnavailable, OUTAGE_RETRY_AFTER_SECONDS } from './availability.js';
 import { internalProblem, invalid, Problem, renderProblem, violation, type ProblemBody } from './problem.js';
 import { propertyPath, violationsFromZod } from './validation.js';
 
@@ -11,7 +12,23 @@ export type RenderedProblem = { body: ProblemBody; headers: Record<string, strin
 const PATH_PARAMS = new Set(['uuid']);
 const QUERY_METHODS = new Set(['GET', 'DELETE', 'HEAD']);
 
-export function problemFromError(err: unknown, method: string, log: Logger, requestId?: string): RenderedProblem {
+/**
+ * The problem for `err`, with `instance` naming the request (its X-Request-Id), so a client's report can be
+ * found in the log. A database that cannot be reached is 503 with Retry-After, reported to `availability`
+ * (one warning per outage) instead of a logged stack trace.
+ */
+export function problemFromError(err: unknown, method: string, log: Logger, requestId?: string, availability?: DatabaseAvailability): RenderedProblem {
+  const rendered = renderError(err, method, log, requestId, availability);
+  if (requestId) rendered.body.instance = requestInstance(requestId);
+  return rendered;
+}
+
+/** The `instance` URI of a request's problem: a URN holding its X-Request-Id. */
+export function requestInstance(requestId: string): string {
+  return `urn:request:${requestId}`;
+}
+
+function renderError(err: unknown, method: string, log: Logger, requestId?: string, availability?: DatabaseAvailability): RenderedProblem {
   const cause = err instanceof TRPCError && err.cause ? err.cause : err;
 
   if (cause instanceof Problem) {
@@ -42,6 +59,15 @@ export function problemFromError(err: unknown, method: string, log: Logger, requ
   const e = err as { type?: string; status?: number };
   if (e?.type === 'entity.too.large' || e?.status === 413) return plain(413, 'The request body is too large.');
   if (e?.type === 'entity.parse.failed') return plain(400, 'The request body is not valid JSON.');
+
+  if (isDatabaseUnavailable(cause)) {
+    if (availability) availability.reportFailure(cause);
+    else log.warn({ requestId, code: (cause as { code?: string })?.code }, 'database unreachable');
+    return {
+      body: renderProblem({ status: 503, detail: 'The service is temporarily unavailable. Please try again shortly.' }),
+      headers: { 'Retry-After': String(OUTAGE_RETRY_AFTER_SECONDS) },
+    };
+  }
 
   log.error({ err: cause, requestId }, 'unhandled error');
   return { body: internalProblem(), headers: {} };

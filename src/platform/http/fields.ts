@@ -126,6 +126,7 @@ export const query = {
   integer: (min: number, max: number) =>
     z
       .string()
+      .meta({ description: `whole number from ${min} to ${max}` })
       .optional()
       .transform((v, ctx) => {
         if (v === undefined) return undefined;

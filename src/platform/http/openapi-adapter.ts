@@ -2,6 +2,7 @@ import type { Request, Response } from 'express';
 import { createOpenApiExpressMiddleware } from 'trpc-to-openapi';
 import type { AnyRouter } from '@trpc/server';
 import type { Logger } from '../logging/logger.js';
+import type { DatabaseAvailability } from './availability.js';
 import { problemFromError } from './errors.js';
 import { PROBLEM_CONTENT_TYPE, type ProblemBody } from './problem.js';
 import type { Meta, TrpcContext } from './trpc.js';
@@ -40,7 +41,7 @@ function pinCoercionOff(schema: unknown, seen = new Set<unknown>()): void {
   }
 }
 
-export function openApiHandler(router: AnyRouter, log: Logger) {
+export function openApiHandler(router: AnyRouter, log: Logger, availability?: DatabaseAvailability) {
   for (const proc of Object.values(router._def.procedures as Record<string, { _def: { inputs?: unknown[] } }>)) {
     for (const input of proc._def.inputs ?? []) pinCoercionOff(input);
   }
@@ -59,7 +60,7 @@ export function openApiHandler(router: AnyRouter, log: Logger) {
       return status ? { status } : {};
     },
     onError: ({ error, req }: { error: unknown; req: HpRequest }) => {
-      req.hp!.problem = problemFromError(error, req.method, log, (req as { id?: string }).id);
+      req.hp!.problem = problemFromError(error, req.method, log, (req as { id?: string }).id, availability);
     },
     maxBodySize: 1024 * 1024,
   } as never);

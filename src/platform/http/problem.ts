@@ -10,6 +10,8 @@ export type ProblemBody = {
   status: number;
   detail: string;
   violations?: Violation[];
+  /** RFC 9457: this occurrence, `urn:request:<X-Request-Id>`. */
+  instance?: string;
 };
 
 const TITLES: Record<number, string> = {
@@ -20,6 +22,7 @@ const TITLES: Record<number, string> = {
   405: 'Method Not Allowed',
   408: 'Request Timeout',
   409: 'Conflict',
+  412: 'Precondition Failed',
   413: 'Content Too Large',
   415: 'Unsupported Media Type',
   422: 'Unprocessable Content',
@@ -48,6 +51,8 @@ export const RULE_CODES = {
   unknownField: '7703c766-b5d5-4cef-ace7-ae0dd82304e9',
   range: '04b91c99-a946-4221-afc5-e65ebac401eb',
   invalid: 'e4b5a5d1-2f3c-4bd4-9a4e-0c8a3f7e2b61',
+  imageTooLarge: '5f6c2a8e-3b1d-4e7a-9c0f-8d2b1a6e4c37',
+  imageUnverifiable: 'a3e1c9d4-7b2f-4a58-8e61-2c9d0f7b5a14',
 } as const;
 
 export type RuleCode = keyof typeof RULE_CODES;

@@ -22,9 +22,9 @@ export function response<T extends z.ZodType>(schema: T) {
 
 /** A reference to a record (spec 2.1). */
 export const referenceSchema = z.object({
-  uuid: z.string(),
+  uuid: z.string().meta({ format: 'uuid' }),
   name: z.string().optional(),
   alias: z.string().optional(),
-});
+}).meta({ id: 'Reference', description: 'A reference to another record (spec 2.1).' });
 
 export const timestampOut = () => z.string().meta({ format: 'date-time', example: '2027-07-01T10:00:00+02:00' });

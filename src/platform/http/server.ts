@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import http, { STATUS_CODES, type RequestListener, type Server } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { PROBLEM_CONTENT_TYPE, renderProblem } from './problem.js';
@@ -57,9 +58,11 @@ function answerClientError(err: Error & { code?: string }, socket: Duplex, limit
     ERR_HTTP_REQUEST_TIMEOUT: { status: 408, detail: 'The request was not received in time.' },
   };
   const { status, detail } = known[err.code ?? ''] ?? { status: 400, detail: 'The request is not valid HTTP.' };
-  const body = JSON.stringify(renderProblem({ status, detail }));
+  const requestId = randomUUID();
+  const body = JSON.stringify({ ...renderProblem({ status, detail }), instance: `urn:request:${requestId}` });
   const headers = {
     ...SECURITY_HEADERS,
+    'X-Request-Id': requestId,
     'Content-Type': PROBLEM_CONTENT_TYPE,
     'Content-Length': String(Buffer.byteLength(body)),
     'Cache-Control': 'no-store',

@@ -1,9 +1,10 @@
-import { fromKysely, PgBoss, type Queue } from 'pg-boss';
+import { fromKysely, PgBoss, type ConstructorOptions, type Queue } from 'pg-boss';
 import type { ServiceContext } from '../context.js';
 import type { Orm } from '../db/orm.js';
 import { executorOf } from '../db/orm.js';
 import type { Executor } from '../db/sql.js';
 import type { Logger } from '../logging/logger.js';
+import { isDatabaseUnavailable } from '../http/availability.js';
 import { loadTenants } from '../tenancy/registry.js';
 
 // D9: background work runs on pg-boss, one instance (schema `pgboss`) for all tenants, the tenant's slug in
@@ -12,22 +13,52 @@ import { loadTenants } from '../tenancy/registry.js';
 // context (`runTenantJob`), used by the pg-boss workers and by the in-memory queue of the tests alike.
 
 export const QUEUES = {
-  outboxSweep: 'outbox-sweep',
-  outboxTenant: 'outbox-tenant',
+  /** Safety net, every minute: one query finds the tenants with due mail; one send job for each of them. */
+  mailSweep: 'mail-sweep',
+  /** Sends one tenant's due mails (outbox.ts); one queued per tenant at a time, enqueued with each mail. */
+  mailSend: 'mail-send',
+  /** Spec 4.2 refill of one offer's free places from its waiting list; one queued per offer at a time. */
+  offerRefill: 'offer-refill',
   /** D7: draws one recorded lottery run of an edition. */
-  editionAllocate: 'edition-allocate',
+  editionAllocate: 'edition-allocation',
   /** D7: releases an edition's held-back decisions. */
-  editionCommit: 'edition-commit',
+  editionCommit: 'edition-commit-decisions',
+  /** D9: one tenant's retention run (pseudonymisation after `retentionWeeks`). */
+  retention: 'retention',
+  /** D9: daily, sends one `retention` job per tenant (src/platform/jobs/retention-sweep.ts). */
+  retentionSweep: 'retention-sweep',
 } as const;
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
 
 /**
- * Queue options. The edition jobs are idempotent (a finished run is not drawn again; a commit finds nothing
- * left held back), so a failed or interrupted attempt simply runs again, a few times with backoff.
+ * Heartbeats: a worker that dies mid-job stops beating, and the job is failed and retried within about
+ * `heartbeatSeconds` plus the monitor interval (workers.ts), instead of after the expiry. A long job (a large
+ * lot) beats while it works, so it never looks dead. Names changed with these options (pg-boss keeps a
+ * queue's policy and heartbeat from its creation).
+ */
+export const JOB_HEARTBEAT_SECONDS = Math.max(10, Number(process.env.JOB_HEARTBEAT_SECONDS) || 10);
+const retried = { retryLimit: 5, retryDelay: 2, retryBackoff: true, retryDelayMax: 300 } as const;
+
+/**
+ * Queue options. Every job is idempotent (a finished run is not drawn again; a commit finds nothing left held
+ * back; a refill finds no free place; a sent mail is not claimed again), so a failed or interrupted attempt
+ * simply runs again. `stately` keeps at most one queued and one active job per singleton key: a burst of
+ * mails or refills of one tenant or offer collapses into one queued job, which a running one never swallows.
  */
 export const QUEUE_OPTIONS: Partial<Record<QueueName, Omit<Queue, 'name'>>> = {
-  [QUEUES.editionAllocate]: { retryLimit: 5, retryDelay: 5, retryBackoff: true, retryDelayMax: 300, expireInSeconds: 900 },
-  [QUEUES.editionCommit]: { retryLimit: 5, retryDelay: 5, retryBackoff: true, retryDelayMax: 300, expireInSeconds: 900 },
+  [QUEUES.mailSend]: { ...retried, policy: 'stately', notify: true, heartbeatSeconds: JOB_HEARTBEAT_SECONDS, expireInSeconds: 900 },
+  [QUEUES.offerRefill]: { ...retried, policy: 'stately', notify: true, heartbeatSeconds: JOB_HEARTBEAT_SECONDS, expireInSeconds: 900 },
+  [QUEUES.editionAllocate]: { ...retried, notify: true, heartbeatSeconds: JOB_HEARTBEAT_SECONDS, expireInSeconds: 3600 },
+  [QUEUES.editionCommit]: { ...retried, notify: true, heartbeatSeconds: JOB_HEARTBEAT_SECONDS, expireInSeconds: 3600 },
+  [QUEUES.mailSweep]: { policy: 'singleton', expireInSeconds: 300 },
+  // Retention is idempotent and commits batch by batch: a retry carries on where a failed run stopped. `exclusive`
+  // with the tenant's slug as singletonKey: at most one run per tenant queued or active. The run may take minutes
+  // on a large tenant: the worker's heartbeat (every 15 s) keeps it alive, a dead worker's job is retried after 30 s.
+  [QUEUES.retention]: {
+    policy: 'exclusive', retryLimit: 3, retryDelay: 60, retryBackoff: true, retryDelayMax: 900,
+    expireInSeconds: 3600, heartbeatSeconds: 30,
+  },
+  [QUEUES.retentionSweep]: { retryLimit: 3, retryDelay: 60, retryBackoff: true, expireInSeconds: 300 },
 };
 
 /** Every tenant job carries its tenant's slug (D1: a job of one tenant never acts on another). */
@@ -37,25 +68,111 @@ export type TenantJobData = { tenant: string } & Record<string, unknown>;
 export type TenantJobHandler = (ctx: ServiceContext, data: TenantJobData) => Promise<void>;
 export type TenantJobHandlers = Partial<Record<QueueName, TenantJobHandler>>;
 
+export type SendJobOptions = {
+  /** The caller's open transaction: the job exists exactly when the change that asked for it commits. */
+  db?: Executor;
+  /** On a `stately` queue: while a job with this key is queued, another send is a no-op (deduplicated). */
+  singletonKey?: string;
+  /** Not before this time (a retry after a backoff). */
+  startAfter?: Date;
+};
+
 export interface JobSender {
   /**
    * Enqueues a tenant job. With `db` (the caller's open transaction) the job is written in that
    * transaction: it exists exactly when the change that asked for it commits (no lost and no phantom jobs).
    */
-  send(name: QueueName, data: TenantJobData, opts?: { db?: Executor }): Promise<void>;
+  send(name: QueueName, data: TenantJobData, opts?: SendJobOptions): Promise<void>;
 }
+
+/**
+ * Queues of earlier versions, created without heartbeats or policies (pg-boss keeps those from a queue's
+ * creation, so they were renamed). Nothing is lost by dropping them: unsent mail stays in the outbox (the sweep
+ * finds it) and a lot run still pending is drawn by the next allocate or commit of its edition.
+ */
+const RETIRED_QUEUES = ['outbox-sweep', 'outbox-tenant', 'edition-allocate', 'edition-commit'];
 
 /** Creates every queue (idempotent); pg-boss needs a queue before the first send. */
 export async function createQueues(boss: PgBoss): Promise<void> {
   for (const name of Object.values(QUEUES)) await boss.createQueue(name, QUEUE_OPTIONS[name] ?? {});
 }
 
+/** Drops the retired queues and their schedules (the worker role, at start; idempotent). */
+export async function retireOldQueues(boss: PgBoss): Promise<void> {
+  for (const name of RETIRED_QUEUES) {
+    if (!(await boss.getQueue(name))) continue;
+    await boss.unschedule(name);
+    await boss.deleteQueue(name);
+  }
+}
+
+/**
+ * The pg-boss options every process shares. No LISTEN/NOTIFY by default (`useListenNotify` pins a session,
+ * which a transaction-pooling PgBouncer does not keep); workers poll every 1-2 s. A deployment that connects
+ * directly may turn it on for the workers (`PG_LISTEN_NOTIFY=on`).
+ */
+export function bossOptions(orm: Orm, extra: Partial<ConstructorOptions> & { max: number }) {
+  return { connectionString: String(orm.config.get('clientUrl')), schema: 'pgboss', useListenNotify: false, ...extra };
+}
+
+/** A catalog race of processes creating the same object at once: unique violation or "already exists". */
+export function isCreateRace(err: unknown): boolean {
+  for (let e = err as { code?: string; message?: string; cause?: unknown } | undefined, i = 0; e && i < 4; e = e.cause as typeof e, i++) {
+    if (e.code === '23505' || e.code === '42P07' || e.code === '42710' || e.code === '42P06') return true;
+    if (typeof e.message === 'string' && /pg_namespace_nspname_index|pg_type_typname_nsp_index|already exists/.test(e.message)) return true;
+  }
+  return false;
+}
+
+/**
+ * pg-boss's `error` events: a database outage makes every poll fail, so an unreachable database is one
+ * warning per minute at most, not an error (with stack) per poll; anything else is logged as an error.
+ */
+export function bossErrorHandler(log: Logger, quiet: () => boolean = () => false): (err: Error) => void {
+  let lastOutageWarning = 0;
+  return (err) => {
+    if (quiet()) return;
+    if (isDatabaseUnavailable(err)) {
+      if (Date.now() - lastOutageWarning < 60_000) return;
+      lastOutageWarning = Date.now();
+      log.warn({ code: (err as { code?: string }).code }, 'job queue: database unreachable, retrying');
+      return;
+    }
+    log.error({ err }, 'job queue error');
+  };
+}
+
+/**
+ * Starts pg-boss and creates the queues. pg-boss's schema is created by our locked control migration
+ * (orm.ts), so processes starting together do not race on it; should two still collide on one of pg-boss's
+ * own catalog objects (its install or a queue's partition), the loser stops and tries again.
+ */
+export async function startBoss(boss: PgBoss, log: Logger, attempts = 5): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await boss.start();
+      await createQueues(boss);
+      return;
+    } catch (err) {
+      if (attempt >= attempts || !isCreateRace(err)) throw err;
+      log.warn({ attempt, code: (err as { code?: string }).code }, 'job queue start raced another process; retrying');
+      await boss.stop({ graceful: false, timeout: 1_000 } as never).catch(() => {});
+      await new Promise((r) => setTimeout(r, 100 * attempt + Math.random() * 200));
+    }
+  }
+}
+
 /** The sender over a started pg-boss instance; a transaction's kysely executor is used through `fromKysely`. */
 export function pgBossSender(boss: PgBoss): JobSender {
   return {
     async send(name, data, opts = {}) {
-      const id = await boss.send(name, data, opts.db ? { db: fromKysely(opts.db) } : {});
-      if (id === null) throw new Error(`the job queue refused a job for ${name}`);
+      const id = await boss.send(name, data, {
+        ...(opts.db ? { db: fromKysely(opts.db) } : {}),
+        ...(opts.singletonKey ? { singletonKey: opts.singletonKey } : {}),
+        ...(opts.startAfter ? { startAfter: opts.startAfter } : {}),
+      });
+      // A singleton send answers null while its job is queued: the work is already asked for.
+      if (id === null && !opts.singletonKey) throw new Error(`the job queue refused a job for ${name}`);
     },
   };
 }
@@ -65,10 +182,9 @@ export function pgBossSender(boss: PgBoss): JobSender {
  * supervision, maintenance or schedules (the worker processes do those).
  */
 export async function startJobSender(orm: Orm, log: Logger): Promise<{ sender: JobSender; boss: PgBoss; stop: () => Promise<void> }> {
-  const boss = new PgBoss({ connectionString: String(orm.config.get('clientUrl')), schema: 'pgboss', max: 2, supervise: false, schedule: false });
-  boss.on('error', (err) => log.error({ err }, 'job queue error'));
-  await boss.start();
-  await createQueues(boss);
+  const boss = new PgBoss(bossOptions(orm, { max: 2, supervise: false, schedule: false }));
+  boss.on('error', bossErrorHandler(log));
+  await startBoss(boss, log);
   return { sender: pgBossSender(boss), boss, stop: () => boss.stop({ graceful: false, timeout: 5_000 } as never) };
 }
 
@@ -76,13 +192,13 @@ export async function startJobSender(orm: Orm, log: Logger): Promise<{ sender: J
  * Runs one tenant job: finds the tenant in the registry (a removed tenant's job is dropped), forks an entity
  * manager on its schema and calls the handler. Errors propagate, so pg-boss retries the job.
  */
-export async function runTenantJob(orm: Orm, log: Logger, handler: TenantJobHandler, data: TenantJobData): Promise<void> {
+export async function runTenantJob(orm: Orm, log: Logger, handler: TenantJobHandler, data: TenantJobData, jobs?: JobSender): Promise<void> {
   const tenant = (await loadTenants(executorOf(orm))).find((t) => t.slug === data.tenant);
   if (!tenant) {
     log.warn({ tenant: data.tenant }, 'job for an unknown tenant dropped');
     return;
   }
-  await handler({ tenant, em: orm.em.fork({ schema: tenant.schema }), actor: null, log: log.child({ tenant: tenant.slug }) }, data);
+  await handler({ tenant, em: orm.em.fork({ schema: tenant.schema }), actor: null, log: log.child({ tenant: tenant.slug }), jobs }, data);
 }
 
 /**
@@ -92,17 +208,19 @@ export async function runTenantJob(orm: Orm, log: Logger, handler: TenantJobHand
  * the handlers are idempotent and find nothing to do.
  */
 export class InMemoryJobs implements JobSender {
-  private readonly queued: { name: QueueName; data: TenantJobData }[] = [];
+  private readonly queued: { name: QueueName; data: TenantJobData; key?: string }[] = [];
 
   constructor(private readonly orm: Orm, private readonly log: Logger, private readonly handlers: TenantJobHandlers) {}
 
-  async send(name: QueueName, data: TenantJobData): Promise<void> {
-    this.queued.push({ name, data: structuredClone(data) });
+  async send(name: QueueName, data: TenantJobData, opts: SendJobOptions = {}): Promise<void> {
+    // Like a `stately` queue: one queued job per singleton key.
+    if (opts.singletonKey && this.queued.some((j) => j.name === name && j.key === opts.singletonKey)) return;
+    this.queued.push({ name, data: structuredClone(data), key: opts.singletonKey });
   }
 
   /** Jobs recorded and not yet run. */
   pending(): { name: QueueName; data: TenantJobData }[] {
-    return [...this.queued];
+    return this.queued.map(({ name, data }) => ({ name, data }));
   }
 
   /** Runs every recorded job (and any they enqueue); returns how many ran. */
@@ -111,7 +229,7 @@ export class InMemoryJobs implements JobSender {
     for (let job = this.queued.shift(); job; job = this.queued.shift()) {
       const handler = this.handlers[job.name];
       if (!handler) throw new Error(`no handler for the job queue ${job.name}`);
-      await runTenantJob(this.orm, this.log, handler, job.data);
+      await runTenantJob(this.orm, this.log, handler, job.data, this);
       ran++;
     }
     return ran;

@@ -2,57 +2,96 @@ import { PgBoss } from 'pg-boss';
 import type { Config } from '../config.js';
 import { executorOf, type Orm } from '../db/orm.js';
 import type { Logger } from '../logging/logger.js';
-import { createMailer } from '../mail/mailer.js';
-import { dispatchOutbox } from '../mail/outbox.js';
+import { createMailer, type Mailer } from '../mail/mailer.js';
+import { dispatchOutbox, tenantsWithDueMail, type DispatchOptions } from '../mail/outbox.js';
 import { loadTenants } from '../tenancy/registry.js';
-import { createQueues, QUEUES, runTenantJob, type TenantJobData, type TenantJobHandlers } from './queue.js';
+import { scheduleRetention, workRetentionSweep } from './retention-sweep.js';
+import {
+  bossErrorHandler, bossOptions, pgBossSender, retireOldQueues, QUEUES, runTenantJob, startBoss,
+  type JobSender, type TenantJobData, type TenantJobHandler, type TenantJobHandlers,
+} from './queue.js';
 
 // D9: one pg-boss instance (its own schema) for all tenants, the tenant in each job's data. Queue names and
 // options, the sender and the tenant-job runner are in queue.ts.
 export { QUEUES };
 
-export type Workers = { boss: PgBoss; stop: () => Promise<void> };
+export type Workers = { boss: PgBoss; sender: JobSender; stop: () => Promise<void> };
+
+export type WorkerOptions = {
+  schedule: boolean;
+  handlers?: TenantJobHandlers;
+  /** Outbox dispatch settings (tests shorten the retry policy). */
+  mail?: DispatchOptions;
+};
 
 /**
- * Starts the worker role: the outbox sweep and dispatch, and a worker for every tenant job in `handlers`
- * (the app's are in src/jobs.ts; main.ts passes them, so this platform module imports no resource).
+ * The `mail-send` job: sends the tenant's due mails; when some wait for a retry (or the time budget ran out),
+ * the job asks to run again when the first of them is due. The retry has its own singleton key, so a retry
+ * waiting for an hour never swallows the send job of a fresh mail.
  */
-export async function startWorkers(
-  orm: Orm, config: Config, log: Logger, opts: { schedule: boolean; handlers?: TenantJobHandlers },
-): Promise<Workers> {
-  const connectionString = String(orm.config.get('clientUrl'));
-  const boss = new PgBoss({ connectionString, schema: 'pgboss', max: 4 });
+export function mailSendHandler(mailer: Mailer, opts: DispatchOptions = {}): TenantJobHandler {
+  // A claimed mail belongs to its worker for this long; a worker that died gives it back when it runs out.
+  const leaseSeconds = Number(process.env.MAIL_LEASE_SECONDS) || 60;
+  return async (ctx) => {
+    const result = await dispatchOutbox(executorOf(ctx.em), ctx.tenant, mailer, { log: ctx.log, leaseSeconds, ...opts });
+    if (result.sent || result.failed || result.gaveUp) ctx.log.info({ sent: result.sent, failed: result.failed, gaveUp: result.gaveUp }, 'outbox dispatched');
+    if (result.nextDueAt && ctx.jobs) {
+      await ctx.jobs.send(QUEUES.mailSend, { tenant: ctx.tenant.slug }, { singletonKey: `${ctx.tenant.slug}:retry`, startAfter: result.nextDueAt });
+    }
+  };
+}
+
+/**
+ * `PG_LISTEN_NOTIFY=on` wakes workers the moment a job is written. Off by default: it needs a session of its
+ * own, which a transaction pooler does not keep; the workers' 1 s poll keeps mail within seconds anyway.
+ */
+function listenNotify(): boolean {
+  return ['1', 'true', 'yes', 'on'].includes((process.env.PG_LISTEN_NOTIFY ?? '').toLowerCase());
+}
+
+/**
+ * Starts the worker role: the outbox (send jobs and the sweep that is their safety net) and a worker for
+ * every tenant job in `handlers` (the app's are in src/jobs.ts; main.ts passes them, so this platform
+ * module imports no resource).
+ */
+export async function startWorkers(orm: Orm, config: Config, log: Logger, opts: WorkerOptions): Promise<Workers> {
+  const boss = new PgBoss(bossOptions(orm, {
+    max: 6,
+    useListenNotify: listenNotify(),
+    // A job whose worker died stops beating; these loops fail it (and so retry it) within seconds.
+    superviseIntervalSeconds: 10, monitorIntervalSeconds: 10,
+  }));
   // On SIGTERM the database may go away (embedded) before the queue has stopped; that is no error.
   let stopping = false;
   const markStopping = () => (stopping = true);
   process.once('SIGTERM', markStopping);
   process.once('SIGINT', markStopping);
-  boss.on('error', (err) => {
-    if (!stopping) log.error({ err }, 'job queue error');
-  });
-  await boss.start();
-  await createQueues(boss);
+  boss.on('error', bossErrorHandler(log, () => stopping));
+  await startBoss(boss, log);
+  await retireOldQueues(boss);
+  const sender = pgBossSender(boss);
 
-  const mailer = createMailer({ smtpUrl: config.smtpUrl, dataDir: config.dataDir });
+  const mailer = createMailer({ smtpUrl: config.smtpUrl, dataDir: config.dataDir, maxConnections: opts.mail?.concurrency ?? 8 });
   const db = executorOf(orm);
 
-  // Every minute: one job per tenant that has unsent mail (singleton per tenant).
-  await boss.work(QUEUES.outboxSweep, async () => {
-    for (const tenant of await loadTenants(db)) {
-      await boss.send(QUEUES.outboxTenant, { tenant: tenant.slug }, { singletonKey: tenant.slug });
+  // The safety net: one query over the registry's schemas, and a send job only for tenants with due mail.
+  await boss.work(QUEUES.mailSweep, async () => {
+    for (const slug of await tenantsWithDueMail(db, await loadTenants(db))) {
+      await sender.send(QUEUES.mailSend, { tenant: slug }, { singletonKey: slug });
     }
   });
-  await boss.work<{ tenant: string }>(QUEUES.outboxTenant, async ([job]) => {
-    const tenant = (await loadTenants(db)).find((t) => t.slug === job.data.tenant);
-    if (!tenant) return;
-    const result = await dispatchOutbox(db, tenant, mailer);
-    if (result.sent || result.failed) log.info({ tenant: tenant.slug, ...result }, 'outbox dispatched');
-  });
-  await workTenantJobs(boss, orm, log, opts.handlers ?? {});
-  if (opts.schedule) await boss.schedule(QUEUES.outboxSweep, '* * * * *');
+  const handlers: TenantJobHandlers = { [QUEUES.mailSend]: mailSendHandler(mailer, opts.mail), ...opts.handlers };
+  await workTenantJobs(boss, orm, log, handlers, sender);
+  // D9: pseudonymisation after the retention period, daily per tenant.
+  await workRetentionSweep(boss, db, log);
+  if (opts.schedule) {
+    await boss.schedule(QUEUES.mailSweep, '* * * * *');
+    await scheduleRetention(boss);
+  }
 
   return {
     boss,
+    sender,
     stop: async () => {
       stopping = true;
       process.off('SIGTERM', markStopping);
@@ -63,12 +102,19 @@ export async function startWorkers(
   };
 }
 
+/** Jobs of different tenants (or offers) run side by side in one process; one job is one tenant's. */
+const CONCURRENCY: Partial<Record<string, number>> = { [QUEUES.mailSend]: 4, [QUEUES.offerRefill]: 2 };
+
 /** Registers a pg-boss worker per tenant job: each job runs through `runTenantJob` (tenant from its data). */
-export async function workTenantJobs(boss: PgBoss, orm: Orm, log: Logger, handlers: TenantJobHandlers): Promise<void> {
+export async function workTenantJobs(boss: PgBoss, orm: Orm, log: Logger, handlers: TenantJobHandlers, sender?: JobSender): Promise<void> {
   for (const [name, handler] of Object.entries(handlers)) {
     if (!handler) continue;
-    await boss.work<TenantJobData>(name, async ([job]) => {
-      await runTenantJob(orm, log, handler, job.data);
+    // Workers poll (NOTIFY is off behind a pooler); a family waits for its mail at most one poll of each hop,
+    // so the queues a family waits on poll every half second (pg-boss's minimum), the others every second.
+    const fast = name === QUEUES.mailSend || name === QUEUES.offerRefill;
+    const polling = { pollingIntervalSeconds: fast ? 0.5 : 1, notifyPollingIntervalSeconds: 2 };
+    await boss.work<TenantJobData>(name, { ...polling, localConcurrency: CONCURRENCY[name] ?? 1 }, async ([job]) => {
+      await runTenantJob(orm, log, handler, job.data, sender);
     });
   }
 }

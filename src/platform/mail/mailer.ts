@@ -11,9 +11,24 @@ export interface Mailer {
   close(): void;
 }
 
-export function createMailer(opts: { smtpUrl?: string; dataDir: string }): Mailer {
+/**
+ * SMTP connections are pooled (`maxConnections` in flight, reused for many mails) with bounded waits, so a
+ * commit's thousands of family mails go out in seconds and a server that hangs fails the attempt instead of
+ * the worker.
+ */
+export function createMailer(opts: { smtpUrl?: string; dataDir: string; maxConnections?: number }): Mailer {
+  const pooled = (url: string) => {
+    const u = new URL(url);
+    if (!u.searchParams.has('pool')) u.searchParams.set('pool', 'true');
+    if (!u.searchParams.has('maxConnections')) u.searchParams.set('maxConnections', String(opts.maxConnections ?? 8));
+    if (!u.searchParams.has('maxMessages')) u.searchParams.set('maxMessages', '500');
+    for (const [key, value] of [['connectionTimeout', '10000'], ['greetingTimeout', '10000'], ['socketTimeout', '30000']]) {
+      if (!u.searchParams.has(key)) u.searchParams.set(key, value);
+    }
+    return u.toString();
+  };
   const transport: Transporter = opts.smtpUrl
-    ? nodemailer.createTransport(opts.smtpUrl)
+    ? nodemailer.createTransport(pooled(opts.smtpUrl))
     : nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'unix' });
   return {
     async send(mail) {

@@ -1,47 +1,235 @@
-import { qualified, sql, type Executor } from '../db/sql.js';
+import { afterFailure, DEFAULT_RETRY, type RetryPolicy } from '../../domain/mail-retry.js';
+import { qualified, sql, unionAll, type Executor } from '../db/sql.js';
 import { newUuid } from '../http/ids.js';
+import { scrubText } from '../logging/logger.js';
+import { QUEUES, type JobSender } from '../jobs/queue.js';
 import type { Tenant } from '../tenancy/tenant.js';
 import type { Mailer } from './mailer.js';
 
-// D9 transactional outbox: a mail is a row written in the same transaction as the change that causes it
-// (so a rolled-back change sends nothing), and a job sends it later. Rows are claimed with
-// FOR UPDATE SKIP LOCKED and marked sent in the same transaction, so two workers never send one row.
+// D9 transactional outbox. A mail is a row written in the same transaction as the change that causes it (a
+// rolled-back change sends nothing), together with a per-tenant send job (deduplicated while one is queued),
+// so a worker sends it within seconds. Sending never holds a transaction open across SMTP:
+//   claim  — a short statement leases due rows (`lease_until`) and counts the attempt;
+//   send   — over SMTP, several in flight, each with the row's stable Message-ID;
+//   settle — a short statement per row: sent, or the next attempt after a backoff (src/domain/mail-retry.ts),
+//            or given up (`failed_at`, logged at error level, listed by `cli mail list --failed`).
+// A worker killed between the SMTP server's acceptance and `settle` leaves the row leased; when the lease runs
+// out the row is sent again with the same Message-ID, the only duplicate a crash can cause (bounded by the
+// mails in flight).
+
 export type QueuedMail = { kind: string; recipient: string; subject: string; body: string; payload?: Record<string, unknown> };
 
-export async function queueMail(db: Executor, schema: string, mail: QueuedMail): Promise<string> {
-  const id = newUuid();
-  await sql`insert into ${qualified(schema, 'outbox')} (uuid, kind, recipient, subject, body, payload)
-    values (${id}, ${mail.kind}, ${mail.recipient}, ${mail.subject}, ${mail.body}, ${JSON.stringify(mail.payload ?? {})}::jsonb)`.execute(db);
-  return id;
+/** Who queues a mail: the tenant and, where there is one, the job queue that wakes the sender. */
+export type MailContext = { tenant: Pick<Tenant, 'slug' | 'schema'>; jobs?: JobSender };
+
+/**
+ * Queues a mail in the caller's transaction (`db`) and enqueues the tenant's send job in the same
+ * transaction. Without a job queue (the CLI, tools) the periodic sweep of the workers finds the row.
+ */
+export async function queueMail(ctx: MailContext, db: Executor, mail: QueuedMail): Promise<string> {
+  return (await queueMails(ctx, db, [mail]))[0]!;
 }
 
-const MAX_ATTEMPTS = 8;
+/** Queues many mails in one statement and one send job (a commit's thousands of decision mails). */
+export async function queueMails(ctx: MailContext, db: Executor, mails: QueuedMail[]): Promise<string[]> {
+  if (mails.length === 0) return [];
+  const ids = mails.map(() => newUuid());
+  await sql`insert into ${qualified(ctx.tenant.schema, 'outbox')} (uuid, kind, recipient, subject, body, payload)
+    select * from unnest(${ids}::uuid[], ${mails.map((m) => m.kind)}::text[], ${mails.map((m) => m.recipient)}::text[],
+      ${mails.map((m) => m.subject)}::text[], ${mails.map((m) => m.body)}::text[], ${mails.map((m) => JSON.stringify(m.payload ?? {}))}::jsonb[])`.execute(db);
+  await ctx.jobs?.send(QUEUES.mailSend, { tenant: ctx.tenant.slug }, { db, singletonKey: ctx.tenant.slug });
+  return ids;
+}
 
-export async function dispatchOutbox(db: Executor, tenant: Tenant, mailer: Mailer, batch = 50): Promise<{ sent: number; failed: number }> {
-  let sent = 0;
-  let failed = 0;
-  const from = tenant.settings.mailFrom ?? `${tenant.name} <noreply@${tenant.hosts[0]?.host ?? 'localhost'}>`;
-  for (;;) {
-    const done = await db.transaction().execute(async (tx) => {
-      const rows = await sql<{ uuid: string; recipient: string; subject: string; body: string }>`
-        select uuid, recipient, subject, body from ${qualified(tenant.schema, 'outbox')}
-        where sent_at is null and attempts < ${MAX_ATTEMPTS}
-        order by created_at limit ${batch} for update skip locked`.execute(tx);
-      for (const r of rows.rows) {
-        try {
-          await mailer.send({ id: r.uuid, tenant: tenant.slug, from, to: r.recipient, subject: r.subject, text: r.body });
-          await sql`update ${qualified(tenant.schema, 'outbox')} set sent_at = now(), attempts = attempts + 1, last_error = null
-            where uuid = ${r.uuid}`.execute(tx);
-          sent++;
-        } catch (err) {
-          await sql`update ${qualified(tenant.schema, 'outbox')} set attempts = attempts + 1, last_error = ${String((err as Error).message).slice(0, 500)}
-            where uuid = ${r.uuid}`.execute(tx);
-          failed++;
-        }
-      }
-      return rows.rows.length < batch;
-    });
-    if (done) break;
+export type DispatchOptions = {
+  /** Mails in flight at once (SMTP connections are pooled by the mailer). */
+  concurrency?: number;
+  /** Rows claimed per round trip. */
+  batch?: number;
+  /** How long a claimed row belongs to this worker. */
+  leaseSeconds?: number;
+  retry?: RetryPolicy;
+  /** Stop claiming after this long; the job is sent again for the rest (keeps one job short). */
+  budgetMs?: number;
+  log?: { error: (obj: object, msg: string) => void };
+};
+
+export type DispatchResult = {
+  sent: number;
+  /** Attempts that failed and will be tried again. */
+  failed: number;
+  /** Mails given up after their last attempt. */
+  gaveUp: number;
+  /** When the earliest mail left waiting is due (a retry, or more than the budget allowed), if any. */
+  nextDueAt: Date | null;
+};
+
+type Claimed = { uuid: string; recipient: string; subject: string; body: string; attempts: number };
+
+/** Leases up to `limit` due rows to this worker and counts the attempt; rows in `tried` are left for later. */
+async function claimDue(db: Executor, schema: string, limit: number, leaseSeconds: number, tried: string[]): Promise<Claimed[]> {
+  const outbox = qualified(schema, 'outbox');
+  const res = await sql<Claimed>`
+    update ${outbox} o set lease_until = now() + make_interval(secs => ${leaseSeconds}), attempts = o.attempts + 1
+    where o.uuid in (
+      select uuid from ${outbox}
+      where sent_at is null and failed_at is null and next_attempt_at <= now() and (lease_until is null or lease_until < now())
+        and uuid <> all(${tried}::uuid[])
+      order by next_attempt_at, created_at limit ${limit}
+      for update skip locked)
+    returning o.uuid, o.recipient, o.subject, o.body, o.attempts`.execute(db);
+  return res.rows;
+}
+
+async function markSent(db: Executor, schema: string, uuid: string): Promise<void> {
+  await sql`update ${qualified(schema, 'outbox')} set sent_at = now(), lease_until = null, last_error = null
+    where uuid = ${uuid}::uuid`.execute(db);
+}
+
+async function markFailed(db: Executor, schema: string, row: Claimed, error: string, policy: RetryPolicy): Promise<boolean> {
+  const next = afterFailure(row.attempts, policy);
+  if (next.giveUp) {
+    await sql`update ${qualified(schema, 'outbox')} set failed_at = now(), lease_until = null, last_error = ${error}
+      where uuid = ${row.uuid}::uuid`.execute(db);
+    return true;
   }
-  return { sent, failed };
+  await sql`update ${qualified(schema, 'outbox')} set lease_until = null, last_error = ${error},
+      next_attempt_at = now() + make_interval(secs => ${next.delayMs / 1000})
+    where uuid = ${row.uuid}::uuid`.execute(db);
+  return false;
+}
+
+/** The error text kept on the row and logged: the SMTP reply or the network error, addresses scrubbed. */
+function errorText(err: unknown): string {
+  const e = err as { code?: string; responseCode?: number; message?: string };
+  return scrubText([e.responseCode, e.code, e.message].filter((x) => x !== undefined && x !== '').join(' ')).slice(0, 500) || 'unknown error';
+}
+
+function senderOf(tenant: Tenant): string {
+  return tenant.settings.mailFrom ?? `${tenant.name} <noreply@${tenant.hosts[0]?.host ?? 'localhost'}>`;
+}
+
+/**
+ * Sends the tenant's due mails: claims them in batches and sends `concurrency` at a time, each settled in its
+ * own short statement. Returns the counts and when the next waiting mail is due.
+ */
+export async function dispatchOutbox(db: Executor, tenant: Tenant, mailer: Mailer, opts: DispatchOptions = {}): Promise<DispatchResult> {
+  const concurrency = opts.concurrency ?? 8;
+  // Small claims: a worker that dies strands few mails until their lease runs out.
+  const batch = opts.batch ?? concurrency * 2;
+  const leaseSeconds = opts.leaseSeconds ?? 60;
+  const policy = opts.retry ?? DEFAULT_RETRY;
+  const deadline = Date.now() + (opts.budgetMs ?? 60_000);
+  const from = senderOf(tenant);
+  const result: DispatchResult = { sent: 0, failed: 0, gaveUp: 0, nextDueAt: null };
+
+  // One dispatch tries a mail at most once: a failure waits for its backoff, never a tight loop.
+  const tried: string[] = [];
+  while (Date.now() < deadline) {
+    const rows = await claimDue(db, tenant.schema, batch, leaseSeconds, tried);
+    if (rows.length === 0) break;
+    tried.push(...rows.map((r) => r.uuid));
+    let next = 0;
+    const lane = async () => {
+      for (let row = rows[next++]; row; row = rows[next++]) {
+        try {
+          await mailer.send({ id: row.uuid, tenant: tenant.slug, from, to: row.recipient, subject: row.subject, text: row.body });
+        } catch (err) {
+          const gaveUp = await markFailed(db, tenant.schema, row, errorText(err), policy);
+          if (gaveUp) {
+            result.gaveUp++;
+            opts.log?.error({ tenant: tenant.slug, mail: row.uuid, attempts: row.attempts, error: errorText(err) }, 'mail given up after its last attempt');
+          } else result.failed++;
+          continue;
+        }
+        await markSent(db, tenant.schema, row.uuid);
+        result.sent++;
+      }
+    };
+    await Promise.all(Array.from({ length: Math.min(concurrency, rows.length) }, lane));
+  }
+  result.nextDueAt = await nextDue(db, tenant.schema);
+  return result;
+}
+
+/** When the tenant's next unsent mail may be tried (its backoff or its lease), or null when none waits. */
+export async function nextDue(db: Executor, schema: string): Promise<Date | null> {
+  const res = await sql<{ due: Date | null }>`
+    select min(greatest(next_attempt_at, coalesce(lease_until, next_attempt_at))) as due from ${qualified(schema, 'outbox')}
+    where sent_at is null and failed_at is null`.execute(db);
+  const due = res.rows[0]?.due;
+  return due ? new Date(due) : null;
+}
+
+/**
+ * The safety net's one query: which of these tenants have a mail due now (never one job per tenant). Tenants
+ * are passed in from the registry; their schema names are validated there.
+ */
+export async function tenantsWithDueMail(db: Executor, tenants: Pick<Tenant, 'slug' | 'schema'>[]): Promise<string[]> {
+  const due = await unionAll<Pick<Tenant, 'slug' | 'schema'>, { slug: string }>(db, tenants, (t) => sql`select ${t.slug}::text as slug
+    where exists (select 1 from ${qualified(t.schema, 'outbox')}
+      where sent_at is null and failed_at is null and next_attempt_at <= now() and (lease_until is null or lease_until < now()))`);
+  return due.map((r) => r.slug);
+}
+
+// ---- the operator's view (`cli mail list|retry`) -----------------------------------------------------
+
+export type OutboxEntry = {
+  uuid: string; kind: string; createdAt: Date; attempts: number; state: 'sent' | 'waiting' | 'failed';
+  sentAt: Date | null; nextAttemptAt: Date | null; lastError: string | null;
+};
+
+/** The tenant's mails, newest first (no recipients or contents: the operator sees state, not personal data). */
+export async function listOutbox(db: Executor, schema: string, opts: { failedOnly?: boolean; limit?: number } = {}): Promise<OutboxEntry[]> {
+  const res = await sql<OutboxEntry>`
+    select uuid, kind, created_at as "createdAt", attempts,
+      case when sent_at is not null then 'sent' when failed_at is not null then 'failed' else 'waiting' end as state,
+      sent_at as "sentAt", case when sent_at is null and failed_at is null then next_attempt_at end as "nextAttemptAt",
+      last_error as "lastError"
+    from ${qualified(schema, 'outbox')}
+    where (${!opts.failedOnly} or (failed_at is not null and sent_at is null))
+    order by created_at desc limit ${opts.limit ?? 100}`.execute(db);
+  return res.rows;
+}
+
+/** Makes given-up mails due again with a fresh set of attempts; returns how many. */
+export async function retryFailed(db: Executor, schema: string, which: { uuid: string } | { allFailed: true }): Promise<number> {
+  const uuid = 'uuid' in which ? which.uuid : null;
+  const res = await sql`update ${qualified(schema, 'outbox')}
+    set failed_at = null, attempts = 0, next_attempt_at = now(), lease_until = null
+    where failed_at is not null and sent_at is null and (${uuid}::uuid is null or uuid = ${uuid}::uuid)`.execute(db);
+  return Number(res.numAffectedRows ?? 0);
+}
+
+/**
+ * Mails hold families' addresses and children's first names: a sent mail is kept `sentDays` (for questions
+ * about it), a given-up one `failedDays` (for the operator), then deleted. Part of the daily retention job.
+ */
+export async function purgeOutbox(db: Executor, schema: string, keep: { sentDays: number; failedDays: number } = { sentDays: 30, failedDays: 90 }): Promise<number> {
+  const res = await sql`delete from ${qualified(schema, 'outbox')}
+    where (sent_at is not null and sent_at < now() - make_interval(days => ${keep.sentDays}))
+       or (sent_at is null and failed_at is not null and failed_at < now() - make_interval(days => ${keep.failedDays}))`.execute(db);
+  return Number(res.numAffectedRows ?? 0);
+}
+
+/**
+ * The outbox backlog of every tenant for `/metrics` (`hp_outbox_backlog`, failed, oldest): one statement per 200
+ * schemas, read at most every `ttlMs` however often Prometheus scrapes.
+ */
+export function outboxMetricsSource(db: Executor, tenants: () => Promise<Pick<Tenant, 'schema'>[]>, ttlMs = 15_000): () => Promise<{ backlog: number; failed: number; oldestSeconds: number }> {
+  let cached: { at: number; value: { backlog: number; failed: number; oldestSeconds: number } } | null = null;
+  return async () => {
+    if (cached && Date.now() - cached.at < ttlMs) return cached.value;
+    const rows = await unionAll<Pick<Tenant, 'schema'>, { waiting: number; failed: number; oldest: number | null }>(db, await tenants(), (t) => sql`
+      select count(*) filter (where failed_at is null)::int as waiting, count(*) filter (where failed_at is not null)::int as failed,
+        extract(epoch from now() - min(created_at) filter (where failed_at is null))::float8 as oldest
+      from ${qualified(t.schema, 'outbox')} where sent_at is null`);
+    const value = {
+      backlog: rows.reduce((n, r) => n + r.waiting, 0),
+      failed: rows.reduce((n, r) => n + r.failed, 0),
+      oldestSeconds: Math.max(0, ...rows.map((r) => r.oldest ?? 0)),
+    };
+    cached = { at: Date.now(), value };
+    return value;
+  };
 }

@@ -1,6 +1,7 @@
 export {
   createRateLimiter,
   DEFAULT_ANONYMOUS,
+  DEFAULT_FAILED_AUTH,
   DEFAULT_TOKEN_BUCKET,
   type RateLimitDecision,
   type RateLimiter,

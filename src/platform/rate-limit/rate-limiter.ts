@@ -8,6 +8,10 @@ import { intervalMs, MemoryTokenBucket, tokenBucketLua, type TokenBucketPolicy }
 //   100/min. Redis key `<prefix>:tok:<tenantSlug>:<tokenId>` (prefix `rl` by default).
 // - Anonymous policy: fixed window, 5 per 3600 s per (tenant, client IP).
 //   Redis key `<prefix>:anon:<tenantSlug>:<clientIp>`. Refused requests count too (fixed window).
+// - Failed-authentication policy (issue 13): fixed window, 300 per 3600 s per (tenant, client IP), spent by
+//   requests whose token is unknown, revoked, expired or another tenant's. Those are answered 401 while
+//   this allowance lasts, whatever the anonymous allowance (they still count against it, D10); past it 429.
+//   Redis key `<prefix>:authfail:<tenantSlug>:<clientIp>`.
 //
 // Headers (D10):
 //   RateLimit-Policy: "token";q=<capacity>;w=<capacity / refill per second>   ("anonymous";q=5;w=3600)
@@ -28,7 +32,7 @@ import { intervalMs, MemoryTokenBucket, tokenBucketLua, type TokenBucketPolicy }
 
 export type RateLimitDecision = {
   allowed: boolean;
-  policy: 'token' | 'anonymous';
+  policy: 'token' | 'anonymous' | 'failed-auth';
   limit: number;
   remaining: number;
   resetSeconds: number;
@@ -39,6 +43,8 @@ export type RateLimitDecision = {
 export interface RateLimiter {
   consumeToken(tenantSlug: string, tokenId: string): Promise<RateLimitDecision>;
   consumeAnonymous(tenantSlug: string, clientIp: string): Promise<RateLimitDecision>;
+  /** One failed authentication (invalid token) from this address on this tenant. */
+  consumeFailedAuth(tenantSlug: string, clientIp: string): Promise<RateLimitDecision>;
   /** degraded = Redis configured but not reachable (answers come from memory). */
   status(): { backend: 'redis' | 'memory'; degraded: boolean };
   close(): Promise<void>;
@@ -57,10 +63,13 @@ export type RateLimiterOptions = {
   keyPrefix?: string;
   tokenBucket?: TokenBucketPolicy;
   anonymous?: { points: number; durationSeconds: number };
+  failedAuth?: { points: number; durationSeconds: number };
 };
 
 export const DEFAULT_TOKEN_BUCKET: TokenBucketPolicy = { capacity: 300, refillPerMinute: 100 };
 export const DEFAULT_ANONYMOUS = { points: 5, durationSeconds: 3600 };
+/** Generous: tokens are long random strings, so guessing is no real threat; this only caps a flood. */
+export const DEFAULT_FAILED_AUTH = { points: 300, durationSeconds: 3600 };
 
 const REDIS_OPTIONS: RedisOptions = {
   enableOfflineQueue: false, // fail at once instead of queueing while disconnected
@@ -119,6 +128,10 @@ export function createRateLimiter(opts: RateLimiterOptions): RateLimiter {
   }
   positiveInteger('anonymous.points', anon.points);
   positiveInteger('anonymous.durationSeconds', anon.durationSeconds);
+  const failed = opts.failedAuth ?? DEFAULT_FAILED_AUTH;
+  positiveInteger('failedAuth.points', failed.points);
+  positiveInteger('failedAuth.durationSeconds', failed.durationSeconds);
+  const failedPolicyHeader = `"failed-auth";q=${failed.points};w=${failed.durationSeconds}`;
 
   const interval = intervalMs(bucket);
   const tokenWindowSeconds = Math.max(1, Math.ceil((bucket.capacity * interval) / 1000 - 1e-9));
@@ -127,6 +140,7 @@ export function createRateLimiter(opts: RateLimiterOptions): RateLimiter {
 
   const tokenMemory = new MemoryTokenBucket(bucket, `${prefix}:tok`, { onConsume: markMemory });
   const anonMemory = new AnonymousMemoryLimiter({ points: anon.points, duration: anon.durationSeconds, keyPrefix: `${prefix}:anon` }, markMemory);
+  const failedMemory = new AnonymousMemoryLimiter({ points: failed.points, duration: failed.durationSeconds, keyPrefix: `${prefix}:authfail` }, markMemory);
 
   // ---- backend and state ------------------------------------------------------------------------------
   type State = 'memory-only' | 'connecting' | 'redis' | 'degraded';
@@ -134,6 +148,7 @@ export function createRateLimiter(opts: RateLimiterOptions): RateLimiter {
   let closed = false;
   let tokenLimiter: MemoryTokenBucket | RateLimiterRedis = tokenMemory;
   let anonLimiter: RateLimiterMemory | RateLimiterRedis = anonMemory;
+  let failedLimiter: RateLimiterMemory | RateLimiterRedis = failedMemory;
   const clients: Redis[] = [];
   const redisUrl = opts.redisUrl?.trim();
   const target = redisUrl ? describeRedis(redisUrl) : '';
@@ -170,6 +185,14 @@ export function createRateLimiter(opts: RateLimiterOptions): RateLimiter {
       duration: anon.durationSeconds,
       rejectIfRedisNotReady: true,
       insuranceLimiter: anonMemory,
+    });
+    failedLimiter = new RateLimiterRedis({
+      storeClient: main,
+      keyPrefix: `${prefix}:authfail`,
+      points: failed.points,
+      duration: failed.durationSeconds,
+      rejectIfRedisNotReady: true,
+      insuranceLimiter: failedMemory,
     });
     tokenLimiter = new RateLimiterRedis({
       storeClient: tokenClient,
@@ -209,7 +232,7 @@ export function createRateLimiter(opts: RateLimiterOptions): RateLimiter {
   const seconds = (ms: number): number => Math.max(0, Math.ceil(ms / 1000));
 
   const decide = (
-    policy: 'token' | 'anonymous',
+    policy: RateLimitDecision['policy'],
     limit: number,
     policyHeader: string,
     allowed: boolean,
@@ -242,6 +265,11 @@ export function createRateLimiter(opts: RateLimiterOptions): RateLimiter {
     async consumeAnonymous(tenantSlug, clientIp) {
       const { allowed, res } = await run(anonLimiter, `${tenantSlug}:${clientIp}`);
       return decide('anonymous', anon.points, anonPolicyHeader, allowed, allowed ? res.remainingPoints : 0, res.msBeforeNext);
+    },
+
+    async consumeFailedAuth(tenantSlug, clientIp) {
+      const { allowed, res } = await run(failedLimiter, `${tenantSlug}:${clientIp}`);
+      return decide('failed-auth', failed.points, failedPolicyHeader, allowed, allowed ? res.remainingPoints : 0, res.msBeforeNext);
     },
 
     status() {

@@ -1,7 +1,7 @@
 import type { NextFunction, Request, Response } from 'express';
-import { notFound } from '../http/problem.js';
+import { badRequest, notFound } from '../http/problem.js';
 import type { TenantRegistry } from './registry.js';
-import { normaliseHostHeader, pathBelowBase, type Tenant } from './tenant.js';
+import { parseHostHeader, pathBelowBase, type Tenant } from './tenant.js';
 
 // The one place that reads the Host header (D1): host (port removed, lower-cased; X-Forwarded-Host only
 // behind a trusted proxy) -> tenant and base path. Unknown hosts and paths outside the base path are 404.
@@ -18,15 +18,22 @@ export function resolveTenant(registry: TenantRegistry, opts: { trustProxy: bool
   return async (req: Request, _res: Response, next: NextFunction) => {
     try {
       const forwarded = opts.trustProxy ? req.headers['x-forwarded-host'] : undefined;
-      const host = normaliseHostHeader(typeof forwarded === 'string' && forwarded ? forwarded : req.headers.host);
-      const match = host ? await registry.resolveHost(host) : null;
+      const sent = (typeof forwarded === 'string' && forwarded ? forwarded.split(',')[0] : req.headers.host ?? '').trim();
+      if (!sent) return next(notFound('No holiday programme is served at this host.'));
+      const parsed = parseHostHeader(sent);
+      // Issue 13: an out-of-range port (`:99999`) or garbage reached URL parsing further down and was a 500.
+      if (!parsed) return next(badRequest('The Host header is malformed: expected a host name and an optional port 0-65535.'));
+      const host = parsed.host;
+      // Readers below (express, the tRPC adapter's URL) see the checked host only, also behind a proxy.
+      req.headers.host = parsed.port ? `${host}:${parsed.port}` : host;
+      const match = await registry.resolveHost(host);
       if (!match) return next(notFound('No holiday programme is served at this host.'));
       const q = req.url.indexOf('?');
       const path = q < 0 ? req.url : req.url.slice(0, q);
       const below = pathBelowBase(match.basePath, path);
       if (below === null) return next(notFound(`This host serves the API below ${match.basePath}.`));
       req.url = below + (q < 0 ? '' : req.url.slice(q));
-      (req as { tenantMatch?: TenantMatch }).tenantMatch = { ...match, host: host! };
+      (req as { tenantMatch?: TenantMatch }).tenantMatch = { ...match, host };
       next();
     } catch (err) {
       next(err);

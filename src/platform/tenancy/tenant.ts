@@ -29,12 +29,31 @@ export function parseHostArgument(arg: string): TenantHost {
   return { host, basePath };
 }
 
-/** Host header to host name: port removed, lower-cased (D1). */
+/**
+ * A Host header value (RFC 9110 7.2: `uri-host [ ":" port ]`) split and checked: a registered name or IP
+ * literal, and a port of at most 5 digits in 0..65535. Anything else is malformed (null), so no later
+ * reader of the header (express, tRPC's URL building) meets a value `new URL` refuses.
+ */
+export function parseHostHeader(value: string): { host: string; port: string | null } | null {
+  const m = /^(\[[0-9a-f:.]+\]|[a-z0-9._~-]+)(?::(\d{0,5}))?$/i.exec(value);
+  if (!m) return null;
+  const port = m[2] === undefined || m[2] === '' ? null : m[2];
+  if (port !== null && Number(port) > 65535) return null;
+  if (m[1].startsWith('[')) {
+    try {
+      new URL(`http://${m[1]}`);
+    } catch {
+      return null;
+    }
+  }
+  return { host: m[1].toLowerCase(), port };
+}
+
+/** Host header to host name: port removed, lower-cased (D1); the first of a forwarded list. Null when absent. */
 export function normaliseHostHeader(value: string | undefined): string | null {
   if (!value) return null;
-  const first = value.split(',')[0].trim().toLowerCase();
-  const host = first.startsWith('[') ? first.slice(0, first.indexOf(']') + 1) : first.replace(/:\d+$/, '');
-  return host || null;
+  const first = value.split(',')[0].trim();
+  return parseHostHeader(first)?.host ?? null;
 }
 
 /** The path below the tenant's base path, or null when the path lies outside it. */

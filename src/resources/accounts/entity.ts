@@ -8,13 +8,15 @@ export const AccountSchema = defineEntity({
   schema: '*',
   properties: {
     uuid: p.uuid().primary(),
-    email: p.text(),
+    /** Null only once the account was pseudonymised (D9; Migration20261124150000Retention). */
+    email: p.text().nullable(),
     firstname: p.text().nullable(),
     lastname: p.text().nullable(),
     phone: p.text().nullable(),
     street: p.text().nullable(),
     zip: p.text().nullable(),
     city: p.text().nullable(),
+    pseudonymisedAt: p.datetime().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
     modifiedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
   },

@@ -27,7 +27,8 @@ export const ACCOUNT_OPTIONAL_FIELDS = ['firstname', 'lastname', 'phone', 'stree
 
 export const accountOut = z.object({
   uuid: z.string(),
-  email: z.string(),
+  /** Always present, except on an account pseudonymised after the retention period (D9). */
+  email: z.string().optional(),
   firstname: z.string().optional(),
   lastname: z.string().optional(),
   name: z.string().optional(),
@@ -37,9 +38,11 @@ export const accountOut = z.object({
   city: z.string().optional(),
   /** The account's children; always present, `[]` when none (spec 1.6). */
   participants: z.array(referenceSchema),
+  /** D9: when the account lost its personal data, left without a living child after the retention period. */
+  pseudonymisedAt: timestampOut().optional(),
   createdAt: timestampOut(),
   modifiedAt: timestampOut(),
-});
+}).meta({ id: 'Account', description: 'A family: the account that applies for its children (admin only).' });
 export type AccountOut = z.infer<typeof accountOut>;
 
 export const accountResponse = response(accountOut);

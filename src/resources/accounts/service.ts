@@ -10,6 +10,7 @@ import { newUuid, parseId } from '../../platform/http/ids.js';
 import { assertPatchNotEmpty, wasSent } from '../../platform/http/patch.js';
 import { invalid, notFound, violation } from '../../platform/http/problem.js';
 import { syncCharges } from '../bookings/charges.js';
+import { lockOffers } from '../attendances/writes.js';
 import { fullNameSql, participantNameSql } from '../participants/names.js';
 import { Account } from './entity.js';
 import {
@@ -20,19 +21,21 @@ import {
 // Family accounts (D6): reads are projections (one query per page, the children's references included as a
 // json_agg subquery), writes go through the entity. The e-mail address is the account's alias (spec 1.5).
 type Row = {
-  uuid: string; email: string; firstname: string | null; lastname: string | null; name: string | null;
+  uuid: string; email: string | null; firstname: string | null; lastname: string | null; name: string | null;
   phone: string | null; street: string | null; zip: string | null; city: string | null;
   participants: { uuid: string; name: string | null }[];
+  pseudonymised_at: Date | string | null;
   created_at: Date | string; modified_at: Date | string;
 };
 
 /** Nulls stay in; the `response()` wrapper omits them (spec 1.6). */
 function toOut(r: Row): AccountOut {
   return {
-    uuid: r.uuid, email: r.email,
+    uuid: r.uuid, email: r.email ?? undefined,
     firstname: r.firstname ?? undefined, lastname: r.lastname ?? undefined, name: r.name ?? undefined,
     phone: r.phone ?? undefined, street: r.street ?? undefined, zip: r.zip ?? undefined, city: r.city ?? undefined,
     participants: r.participants.map((p) => ({ uuid: p.uuid, name: p.name ?? undefined })),
+    pseudonymisedAt: formatTimestamp(r.pseudonymised_at),
     createdAt: formatTimestamp(r.created_at)!, modifiedAt: formatTimestamp(r.modified_at)!,
   };
 }
@@ -48,7 +51,7 @@ function projection(ctx: ServiceContext, where: RawBuilder<unknown>, limit: numb
                         order by p.lastname ${GERMAN}, p.firstname ${GERMAN}, p.uuid)
         from ${participants} p where p.account_uuid = a.uuid
       ), '[]'::json) as participants,
-      a.created_at, a.modified_at
+      a.pseudonymised_at, a.created_at, a.modified_at
     from ${accounts} a
     where ${where}
     order by a.lastname ${GERMAN}, a.firstname ${GERMAN}, a.uuid
@@ -125,7 +128,7 @@ async function findOrThrow(em: EntityManager, uuid: string): Promise<Account> {
 export async function createAccount(ctx: ServiceContext, input: CreateAccountInput): Promise<AccountOut> {
   await assertEmailFree(ctx, input.email);
   const a = ctx.em.create(Account, {
-    uuid: newUuid(), email: input.email,
+    uuid: newUuid(), email: input.email, pseudonymisedAt: null,
     firstname: input.firstname ?? null, lastname: input.lastname ?? null, phone: input.phone ?? null,
     street: input.street ?? null, zip: input.zip ?? null, city: input.city ?? null,
   });
@@ -138,7 +141,7 @@ export async function updateAccount(ctx: ServiceContext, input: UpdateAccountInp
   const a = await findOrThrow(ctx.em, input.uuid);
   // `email` must always have a value: null is ignored (spec 1.12). A change of case only is no conflict.
   if (input.email != null && input.email !== a.email) {
-    if (input.email.toLowerCase() !== a.email.toLowerCase()) await assertEmailFree(ctx, input.email, a.uuid);
+    if (input.email.toLowerCase() !== a.email?.toLowerCase()) await assertEmailFree(ctx, input.email, a.uuid);
     a.email = input.email;
   }
   // Only the keys sent; a key sent as null clears the field (spec 1.12).
@@ -150,18 +153,28 @@ export async function updateAccount(ctx: ServiceContext, input: UpdateAccountInp
   return getAccount(ctx, a.uuid);
 }
 
-/** D6: the account goes, its participants stay without an account (and count as changed for sync clients). */
+/**
+ * D6: the account goes, its participants stay without an account (and count as changed for sync clients);
+ * their places are not touched. Their unpaid charges move to each child's own ledger (D8), posted with the
+ * offers of those applications locked first (uuid order, like every write to a participant list), so a
+ * receipt or transfer committed meanwhile is seen.
+ */
 export async function deleteAccount(ctx: ServiceContext, uuid: string): Promise<void> {
   await ctx.em.transactional(async (em) => {
+    const db = dbOf(em);
     const a = await findOrThrow(em, uuid);
-    const children = await sql<{ uuid: string }>`update ${qualified(ctx.tenant.schema, 'participants')}
-      set account_uuid = null, modified_at = now() where account_uuid = ${uuid}::uuid returning uuid`.execute(dbOf(em));
+    const applicationsOfChildren = async () => (await sql<{ uuid: string; offer: string }>`
+      select at.uuid, at.offer_uuid as offer from ${qualified(ctx.tenant.schema, 'attendances')} at
+      join ${qualified(ctx.tenant.schema, 'participants')} p on p.uuid = at.participant_uuid
+      where p.account_uuid = ${uuid}::uuid`.execute(db)).rows;
+    await lockOffers(ctx, db, (await applicationsOfChildren()).map((r) => r.offer));
+    const applications = await applicationsOfChildren();
+    await sql`update ${qualified(ctx.tenant.schema, 'participants')}
+      set account_uuid = null, modified_at = now() where account_uuid = ${uuid}::uuid`.execute(db);
     em.remove(a);
     await em.flush();
     // D8: each child is its own debtor now; unpaid charges move to its ledgers (paid ones stay with the receipts).
-    const applications = await sql<{ uuid: string }>`select uuid from ${qualified(ctx.tenant.schema, 'attendances')}
-      where participant_uuid = any(${children.rows.map((c) => c.uuid)}::uuid[])`.execute(dbOf(em));
-    await syncCharges(dbOf(em), ctx.tenant.schema, applications.rows.map((r) => r.uuid));
+    await syncCharges(db, ctx.tenant.schema, applications.map((r) => r.uuid));
   });
 }
 

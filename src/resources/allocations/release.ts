@@ -2,7 +2,7 @@ import type { AttendanceState } from '../../domain/attendance-states.js';
 import { composeDecisionMails, type ReleasedDecision } from '../../domain/decision-mail.js';
 import type { ServiceContext } from '../../platform/context.js';
 import { sql, type Executor } from '../../platform/db/sql.js';
-import { queueMail } from '../../platform/mail/outbox.js';
+import { queueMails } from '../../platform/mail/outbox.js';
 import { syncCharges } from '../bookings/charges.js';
 import { lockEditionOffers, table } from './store.js';
 
@@ -28,15 +28,10 @@ export async function releaseHeldBack(
   await syncCharges(db, ctx.tenant.schema, ids);
   if (notify) {
     const mails = composeDecisionMails(edition.name, await loadReleased(ctx, db, ids));
-    for (const m of mails) {
-      await queueMail(db, ctx.tenant.schema, {
-        kind: 'edition_decisions',
-        recipient: m.recipient,
-        subject: m.subject,
-        body: m.body,
-        payload: { edition: edition.uuid, attendances: m.attendanceIds, cause: 'commit' },
-      });
-    }
+    await queueMails(ctx, db, mails.map((m) => ({
+      kind: 'edition_decisions', recipient: m.recipient, subject: m.subject, body: m.body,
+      payload: { edition: edition.uuid, attendances: m.attendanceIds, cause: 'commit' },
+    })));
   }
   ctx.log.info({ edition: edition.uuid, released: ids.length, notify }, 'held-back decisions committed');
   return ids;

@@ -1,6 +1,7 @@
 import { availableTransitions, type AttendanceState } from '../../domain/attendance-states.js';
 import { organiserSeesNames } from '../../domain/participant-list-access.js';
 import { isPayable } from '../../domain/payable.js';
+import { ageAtOffer } from '../../domain/retention.js';
 import type { ServiceContext } from '../../platform/context.js';
 import { dbOf } from '../../platform/context.js';
 import { qualified, sql, type Executor, type RawBuilder } from '../../platform/db/sql.js';
@@ -21,9 +22,10 @@ type Row = {
   allAlternateDates: boolean; consentOutstanding: boolean; heldBack: boolean; decisionReason: string | null;
   createdByAdmin: boolean; fee: number | null; payableSwitchedOff: boolean; paid: boolean; answers: StoredAnswer[];
   confirmedAt: string | null; statusChangedAt: string; createdAt: string; modifiedAt: string;
-  offerUuid: string; offerName: string; offerAlias: string;
+  offerUuid: string; offerName: string; offerAlias: string; offerCancelled: boolean;
   editionUuid: string; editionName: string; editionAlias: string;
   participantUuid: string; pseudonymised: boolean; participantName: string | null;
+  participantPseudonym: string | null; participantAge: number | null; dateOfBirth: string | null; offerFirstDay: number | null;
   accountUuid: string | null; accountName: string | null;
   receipts: string[];
 };
@@ -32,9 +34,10 @@ type Row = {
  * `payable` as SQL for the filter: the same rule as `isPayable` (src/domain/payable.ts, D10), which computes
  * the field itself; the list tests check that both agree.
  */
-export function payableSql(a = 'a'): RawBuilder<boolean> {
+export function payableSql(a = 'a', o = 'o'): RawBuilder<boolean> {
   const c = (col: string) => sql.ref(`${a}.${col}`);
-  return sql<boolean>`(${c('status')} = 'confirmed' and not ${c('held_back')} and coalesce(${c('fee')}, 0) > 0 and not ${c('payable_switched_off')})`;
+  return sql<boolean>`(${c('status')} = 'confirmed' and not ${c('held_back')} and coalesce(${c('fee')}, 0) > 0 and not ${c('payable_switched_off')}
+    and not ('cancelled' = any(${sql.ref(`${o}.places`)})))`;
 }
 
 function projection(ctx: ServiceContext, where: RawBuilder<unknown>, orderBy: RawBuilder<unknown>, limit: number, offset: number) {
@@ -45,9 +48,15 @@ function projection(ctx: ServiceContext, where: RawBuilder<unknown>, orderBy: Ra
       a.created_by_admin as "createdByAdmin", a.fee, a.payable_switched_off as "payableSwitchedOff", a.paid, a.answers,
       a.confirmed_at::text as "confirmedAt", a.status_changed_at::text as "statusChangedAt",
       a.created_at::text as "createdAt", a.modified_at::text as "modifiedAt",
-      o.uuid as "offerUuid", o.name as "offerName", o.alias as "offerAlias",
+      o.uuid as "offerUuid", o.name as "offerName", o.alias as "offerAlias", 'cancelled' = any(o.places) as "offerCancelled",
       e.uuid as "editionUuid", e.name as "editionName", e.alias as "editionAlias",
       p.uuid as "participantUuid", p.pseudonymised_at is not null as pseudonymised, ${participantNameSql('p')} as "participantName",
+      -- D9: the pseudonym and the age kept once pseudonymised; until then the age follows the birth date (retention.ts).
+      case when p.pseudonymised_at is not null then p.pseudonym end as "participantPseudonym", a.participant_age as "participantAge",
+      case when p.pseudonymised_at is null then to_char(p.date_of_birth, 'YYYY-MM-DD') end as "dateOfBirth",
+      (extract(epoch from coalesce((select min(fd."begin") from ${t('offer_dates')} fd where fd.offer_uuid = o.uuid),
+        (select min(ht.begin_at) from ${t('edition_tasks')} ht where ht.edition_uuid = o.edition_uuid and ht.type = 'holiday'))) * 1000)::float8
+        as "offerFirstDay",
       acc.uuid as "accountUuid", ${fullNameSql('acc')} as "accountName",
       -- Spec 2.2 / D10: the paid receipts covering it (unreversed items of receipts that are no reversal).
       coalesce((select json_agg(ri.receipt_uuid order by rr.seq) from ${t('receipt_items')} ri
@@ -75,7 +84,12 @@ function toOut(viewer: Viewer, r: Row): AttendanceOut {
     edition: { uuid: r.editionUuid, name: r.editionName, alias: r.editionAlias },
     // Spec 2.2: omitted once the participant was pseudonymised.
     participant: r.pseudonymised ? undefined : { uuid: r.participantUuid, name: masked ? undefined : participantName ?? undefined },
-    account: r.accountUuid ? { uuid: r.accountUuid, name: masked ? undefined : r.accountName ?? undefined } : undefined,
+    // D9 (docs/decisions.md "Retention"): the child's age at the offer's first date, kept on the application when
+    // the birth date is removed; the pseudonym stands in for the omitted participant.
+    participantAge: r.participantAge ?? ageAtOffer(r.dateOfBirth, r.offerFirstDay != null ? new Date(r.offerFirstDay) : null) ?? undefined,
+    participantPseudonym: r.participantPseudonym ?? undefined,
+    // D9: a pseudonymised child's application names no family either (the link stays: the account is its debtor, D8).
+    account: r.accountUuid ? { uuid: r.accountUuid, name: masked || r.pseudonymised ? undefined : r.accountName ?? undefined } : undefined,
     createdAt: formatTimestamp(r.createdAt)!,
     modifiedAt: formatTimestamp(r.modifiedAt)!,
     statusChangedAt: formatTimestamp(r.statusChangedAt)!,
@@ -83,7 +97,7 @@ function toOut(viewer: Viewer, r: Row): AttendanceOut {
     // D10: paid while an unreversed receipt covers it; the column is kept equal to that rule by the receipts
     // service (src/resources/bookings/store.ts `refreshPaid`) in the same transactions.
     paid: r.paid,
-    payable: isPayable({ status: r.status, heldBack: r.heldBack, fee: r.fee, payableSwitchedOff: r.payableSwitchedOff }),
+    payable: isPayable({ status: r.status, heldBack: r.heldBack, fee: r.fee, payableSwitchedOff: r.payableSwitchedOff, offerCancelled: r.offerCancelled }),
     fee: r.fee ?? 0,
     sorting: r.sorting ?? undefined,
     userPriority: r.userPriority ?? undefined,

@@ -1,22 +1,34 @@
 import type { ServiceContext } from '../../platform/context.js';
 import { dbOf } from '../../platform/context.js';
+import type { TenantJobData } from '../../platform/jobs/queue.js';
 import { getOffer } from '../offers/service.js';
 import type { OfferOut } from '../offers/schema.js';
 import { offerNotFound } from './access.js';
 import type { RefillOfferInput } from './schema.js';
-import { lockOffer, refillLocked } from './writes.js';
+import { lockOffer, refillLocked, requestRefill } from './writes.js';
 
-// Spec 4.2 `POST /offers/{uuid}/refill`, D5 (body `{notify?}`, default true; 202): fills the offer's free
-// places from its waiting list in participant-list order and e-mails the families moved up. The work is
-// the job's body (`refillLocked`, idempotent: a second run finds no free place or no one waiting); it runs
-// within the request, under the offer's lock, so the 202 response already shows the refilled offer.
+// Spec 4.2 `POST /offers/{uuid}/refill`, D5 (body `{notify?}`, default true), spec 1.11: a background action,
+// 202 with the offer as it is now. The request only asks for the `offer-refill` job (deduplicated per offer);
+// the job fills the free places from the waiting list under the offer's lock and e-mails the families moved
+// up. Idempotent: a second run finds no free place or no one waiting.
 
 export async function refillOffer(ctx: ServiceContext, input: RefillOfferInput): Promise<OfferOut> {
   await ctx.em.transactional(async (em) => {
     const db = dbOf(em);
     const offer = await lockOffer(ctx, db, input.uuid);
     if (!offer) throw offerNotFound(input.uuid);
-    await refillLocked(ctx, db, offer, input.notify !== false);
+    await requestRefill(ctx, db, offer.uuid, input.notify !== false);
   });
   return getOffer(ctx, input.uuid);
+}
+
+/** The `offer-refill` job (src/jobs.ts). An offer deleted meanwhile has nothing to refill. */
+export async function runRefillJob(ctx: ServiceContext, data: TenantJobData): Promise<void> {
+  if (typeof data.offer !== 'string') throw new Error('job data: offer missing');
+  const offerUuid = data.offer;
+  await ctx.em.transactional(async (em) => {
+    const db = dbOf(em);
+    const offer = await lockOffer(ctx, db, offerUuid);
+    if (offer) await refillLocked(ctx, db, offer, data.notify !== false);
+  });
 }

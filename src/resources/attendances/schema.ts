@@ -17,6 +17,10 @@ export const attendanceOut = z.object({
   offer: referenceSchema,
   edition: referenceSchema,
   participant: referenceSchema.optional(),
+  /** Age in full years at the offer's first date; kept when the participant is pseudonymised (D9). */
+  participantAge: z.number().int().optional(),
+  /** The participant's stable pseudonym, once pseudonymised (then `participant` is omitted, spec 2.2). */
+  participantPseudonym: z.string().optional(),
   account: referenceSchema.optional(),
   createdAt: timestampOut(),
   modifiedAt: timestampOut(),
@@ -37,7 +41,7 @@ export const attendanceOut = z.object({
   receipts: z.array(z.string()),
   transitions: z.array(z.string()),
   piiMasked: z.boolean(),
-});
+}).meta({ id: 'Attendance', description: 'An application of a participant for an offer.' });
 export type AttendanceOut = z.infer<typeof attendanceOut>;
 
 export const attendanceResponse = response(attendanceOut);

@@ -1,6 +1,7 @@
 import { ForeignKeyConstraintViolationException } from '@mikro-orm/core';
-import { decideOnCreate, vacancies } from '../../domain/participant-list.js';
+import { beyondCapacityReason, confirmsBeyondCapacity, decideOnCreate, vacancies } from '../../domain/participant-list.js';
 import { canSwitchPayableOn } from '../../domain/payable.js';
+import { applicationLimit, exceedsApplicationLimit, NOT_COUNTED_FOR_LIMIT, type Procedure, type TaskType } from '../../domain/edition-phases.js';
 import type { ServiceContext } from '../../platform/context.js';
 import { dbOf } from '../../platform/context.js';
 import { qualified, sql, type Executor } from '../../platform/db/sql.js';
@@ -14,7 +15,7 @@ import { Attendance, type StoredAnswer } from './entity.js';
 import { attendanceNotFound, offerOfAttendance, readAttendance } from './list.js';
 import type { AttendanceOut, CreateAttendanceInput, UpdateAttendanceInput } from './schema.js';
 import {
-  firstComeRunning, loadList, lockOffer, queueDecisionMail, refillLocked, reorderList, saveOrder, type ListRow,
+  loadList, lockOffer, queueDecisionMail, refillIfFirstComeRunning, reorderList, saveOrder, type ListRow,
 } from './writes.js';
 
 // Applications (spec 4.3; D10 "Applications"): create, update, delete. Transitions, transfer and refill have
@@ -40,9 +41,14 @@ export async function respond(ctx: ServiceContext, uuid: string): Promise<Attend
   return out;
 }
 
+/**
+ * The participant, read with `for key share` (the lock the application's foreign key takes anyway): a retention run
+ * pseudonymising it (`for update`, src/resources/retention/service.ts) either waits for this application or has
+ * committed before we read, so no application is ever added to a child being pseudonymised.
+ */
 async function participantOf(ctx: ServiceContext, db: Executor, uuid: string): Promise<{ uuid: string; pseudonymised: boolean } | null> {
   const res = await sql<{ uuid: string; pseudonymised: boolean }>`select uuid, pseudonymised_at is not null as pseudonymised
-    from ${qualified(ctx.tenant.schema, 'participants')} where uuid = ${uuid}::uuid`.execute(db);
+    from ${qualified(ctx.tenant.schema, 'participants')} where uuid = ${uuid}::uuid for key share`.execute(db);
   return res.rows[0] ?? null;
 }
 
@@ -75,6 +81,7 @@ async function createInTransaction(ctx: ServiceContext, input: CreateAttendanceI
     // One read of the list under the lock gives the existing application, the places taken and the order.
     const rows = await loadList(ctx, db, offer.uuid);
     const previous = rows.find((r) => r.participant === participant.uuid) ?? null;
+    if (!previous || previous.status === 'withdrawn') await assertApplicationLimit(ctx, db, offer.editionUuid, participant.uuid);
     // D10: held-back confirmations hold a place too; a reused application's own place counts as free.
     const confirmed = rows.filter((r) => r.status === 'confirmed' && r !== previous).length;
     const status = decideOnCreate({
@@ -88,8 +95,11 @@ async function createInTransaction(ctx: ServiceContext, input: CreateAttendanceI
     // Decided again as if new (D10): a changed state goes to the end of its new group.
     const row: ListRow = { id, participant: participant.uuid, status, sorting: changed ? null : previous!.sorting, createdAt: previous?.createdAt ?? now };
     const order = await saveOrder(ctx, db, [...rows.filter((r) => r !== previous), row], id);
+    // Issue 13: a confirmation the caller asked for past the offer's capacity is allowed, and recorded.
+    const beyond = input.status === 'confirmed' && confirmsBeyondCapacity(offer.maxParticipants, confirmed);
+    const reason = beyond ? beyondCapacityReason(ctx.actor?.role ?? null) : input.status ? null : REASONS[status];
     const fields = {
-      status, sorting: order.get(id)!, heldBack: input.commit === false, decisionReason: input.status ? null : REASONS[status], modifiedAt: now,
+      status, sorting: order.get(id)!, heldBack: input.commit === false, decisionReason: reason, modifiedAt: now,
     };
     let a: Attendance;
     if (previous) {
@@ -112,6 +122,28 @@ async function createInTransaction(ctx: ServiceContext, input: CreateAttendanceI
     if (input.notify) await queueDecisionMail(ctx, db, a.uuid, 'created');
     return a.uuid;
   });
+}
+
+/**
+ * D4 `maxApplications` (issue 13; rule in src/domain/edition-phases.ts): 422 when the child already has as many
+ * counted applications in the edition as the running application phase allows. Concurrent creations for one
+ * child take turns on a lock of their own (taken after the offer's lock, by nothing else).
+ */
+async function assertApplicationLimit(ctx: ServiceContext, db: Executor, editionUuid: string, participantUuid: string): Promise<void> {
+  const t = (name: string) => qualified(ctx.tenant.schema, name);
+  const tasks = await sql<{ type: TaskType; begin: Date | null; end: Date | null; applicationSystem: Procedure | null; maxApplications: number | null }>`
+    select type, begin_at as "begin", end_at as "end", application_system as "applicationSystem", max_applications as "maxApplications"
+    from ${t('edition_tasks')} where edition_uuid = ${editionUuid}::uuid and type = 'application_system'`.execute(db);
+  const limit = applicationLimit(tasks.rows.map((r) => ({ ...r, begin: r.begin && new Date(r.begin), end: r.end && new Date(r.end) })), new Date());
+  if (limit === null) return;
+  await sql`select pg_advisory_xact_lock(hashtextextended(${`max-applications:${ctx.tenant.schema}:${participantUuid}`}, 0))`.execute(db);
+  const res = await sql<{ n: number }>`select count(*)::int as n from ${t('attendances')} a join ${t('offers')} o on o.uuid = a.offer_uuid
+    where a.participant_uuid = ${participantUuid}::uuid and o.edition_uuid = ${editionUuid}::uuid
+      and a.status <> all(${[...NOT_COUNTED_FOR_LIMIT]}::text[])`.execute(db);
+  const counted = res.rows[0]?.n ?? 0;
+  if (exceedsApplicationLimit(limit, counted)) {
+    throw unprocessable(`participant: The participant already has ${counted} application${counted === 1 ? '' : 's'} in this edition; its running application phase allows at most ${limit} per participant (maxApplications).`);
+  }
 }
 
 // ---- update -----------------------------------------------------------------------------------------
@@ -173,8 +205,11 @@ export async function updateAttendance(ctx: ServiceContext, input: UpdateAttenda
       if (a.paid) throw conflict('This application is paid; reverse its receipt instead of making it non-payable.');
       a.payableSwitchedOff = true;
     } else if (input.payable === true) {
-      if (!canSwitchPayableOn({ status: a.status, heldBack: a.heldBack, fee: a.fee ?? null })) {
-        throw unprocessable(`payable: Only a confirmed, committed application with a fee can be payable; this one is ${a.status}${a.heldBack ? ' and held back' : ''}${(a.fee ?? 0) > 0 ? '' : ' and free'}.`);
+      // D5: nothing is payable while the offer is cancelled.
+      const cancelled = await sql<{ c: boolean }>`select 'cancelled' = any(places) as c from ${qualified(ctx.tenant.schema, 'offers')} where uuid = ${offerUuid}::uuid`.execute(db);
+      const offerCancelled = !!cancelled.rows[0]?.c;
+      if (!canSwitchPayableOn({ status: a.status, heldBack: a.heldBack, fee: a.fee ?? null, offerCancelled })) {
+        throw unprocessable(`payable: Only a confirmed, committed application with a fee, of an offer that is not cancelled, can be payable; this one is ${a.status}${a.heldBack ? ' and held back' : ''}${(a.fee ?? 0) > 0 ? '' : ' and free'}${offerCancelled ? ' and its offer is cancelled' : ''}.`);
       }
       a.payableSwitchedOff = false;
     }
@@ -197,7 +232,7 @@ export async function updateAttendance(ctx: ServiceContext, input: UpdateAttenda
 /**
  * Spec 4.3 "Delete": removes the application as if it had never been made (admins only; 409 while paid).
  * The list is renumbered; a confirmed place freed during a running first-come-first-served phase is refilled
- * (D10: any change to a participant list).
+ * by the refill job (D10: any change to a participant list).
  */
 export async function deleteAttendance(ctx: ServiceContext, uuid: string): Promise<void> {
   await ctx.em.transactional(async (em) => {
@@ -214,6 +249,6 @@ export async function deleteAttendance(ctx: ServiceContext, uuid: string): Promi
     // D8: an unpaid application's charge is cancelled (bookings are never deleted).
     await syncCharges(db, ctx.tenant.schema, [uuid]);
     await reorderList(ctx, db, offer.uuid);
-    if (wasConfirmed && (await firstComeRunning(ctx, db, offer.editionUuid))) await refillLocked(ctx, db, offer, true);
+    if (wasConfirmed) await refillIfFirstComeRunning(ctx, db, offer);
   });
 }

@@ -9,13 +9,16 @@ import { assertMayTransfer, loadOfferInfo, offerNotFound, offerVisible, viewerOf
 import { Attendance } from './entity.js';
 import { attendanceNotFound, offerOfAttendance, readAttendance } from './list.js';
 import type { AttendanceOut, TransferAttendanceInput } from './schema.js';
-import { firstComeRunning, lockOffers, queueDecisionMail, refillLocked, reorderList } from './writes.js';
+import { beyondCapacityReason, confirmsBeyondCapacity } from '../../domain/participant-list.js';
+import { confirmedCount } from './transitions.js';
+import { lockOffers, queueDecisionMail, refillIfFirstComeRunning, reorderList } from './writes.js';
 
 // Spec 3.2 (last line) and 4.3 "Transfer", rules 1-7; D10 (any edition, any source state, commit:false).
 // 1. a new application (new uuid) for the target; the old one is deleted with its answers;
 // 2. fee, paid and payable carry over (amounts are not recalculated); the receipt lines and the charge move
 //    with it (src/resources/receipts/lines.ts, src/resources/bookings/charges.ts);
-// 3. the target list is renumbered and, during a running first-come-first-served phase, refilled (e-mails);
+// 3. the target list is renumbered and, during a running first-come-first-served phase, refilled by the
+//    refill job (e-mails);
 // 4. the source's freed place is not refilled (POST /offers/{uuid}/refill does that), only renumbered;
 // 5. organisers need organisersTransferParticipants and a source list they can see (403);
 // 6. a target the caller cannot see: 404;
@@ -40,8 +43,9 @@ export async function transferAttendance(ctx: ServiceContext, input: TransferAtt
     if (!source || !old || old.offerUuid !== sourceUuid) throw missing();
     if (!target) throw offerNotFound(input.offer);
 
+    // `for key share`: waits for a retention run pseudonymising the child (it locks `for update`), then sees it.
     const participant = await sql<{ pseudonymised: boolean }>`select pseudonymised_at is not null as pseudonymised
-      from ${qualified(ctx.tenant.schema, 'participants')} where uuid = ${old.participantUuid}::uuid`.execute(db);
+      from ${qualified(ctx.tenant.schema, 'participants')} where uuid = ${old.participantUuid}::uuid for key share`.execute(db);
     if (participant.rows[0]?.pseudonymised) throw conflict('The participant was pseudonymised; the application cannot be transferred.');
     const clash = await em.findOne(Attendance, { offerUuid: target.uuid, participantUuid: old.participantUuid });
     if (clash) {
@@ -50,10 +54,12 @@ export async function transferAttendance(ctx: ServiceContext, input: TransferAtt
 
     const now = new Date();
     const status = input.status ?? 'waiting';
+    // Issue 13: a transfer into a full offer as `confirmed` is allowed, and recorded.
+    const beyond = status === 'confirmed' && confirmsBeyondCapacity(target.maxParticipants, await confirmedCount(ctx, db, target.uuid, null));
     const next = em.create(Attendance, {
       uuid: newUuid(), offerUuid: target.uuid, participantUuid: old.participantUuid, status, sorting: null,
       userPriority: old.userPriority ?? null, allAlternateDates: old.allAlternateDates, consentOutstanding: old.consentOutstanding,
-      heldBack: input.commit === false, decisionReason: null, createdByAdmin: true,
+      heldBack: input.commit === false, decisionReason: beyond ? beyondCapacityReason(ctx.actor?.role ?? null) : null, createdByAdmin: true,
       fee: old.fee ?? null, payableSwitchedOff: old.payableSwitchedOff, paid: old.paid,
       answers: [], confirmedAt: status === 'confirmed' ? now : null, statusChangedAt: now, createdAt: now, modifiedAt: now,
     });
@@ -67,7 +73,7 @@ export async function transferAttendance(ctx: ServiceContext, input: TransferAtt
     await reorderList(ctx, db, source.uuid);
     await reorderList(ctx, db, target.uuid);
     if (input.notify) await queueDecisionMail(ctx, db, next.uuid, 'transfer');
-    if (await firstComeRunning(ctx, db, target.editionUuid)) await refillLocked(ctx, db, target, true);
+    await refillIfFirstComeRunning(ctx, db, target);
     return next.uuid;
   });
   const out = await readAttendance(ctx, created);

@@ -1,16 +1,18 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import {
-  ATTENDANCE_TRANSITIONS, type AttendanceTransition, applyTransition, freesPlace, isAttendanceTransition, isSystemTransition, notAllowedDetail, organiserMayApply,
+  ATTENDANCE_TRANSITIONS, type AttendanceTransition, applyTransition, freesPlaceForRefill, isAttendanceTransition, isSystemTransition, notAllowedDetail, organiserMayApply,
 } from '../../domain/attendance-states.js';
 import type { ServiceContext } from '../../platform/context.js';
 import { dbOf } from '../../platform/context.js';
+import { beyondCapacityReason, confirmsBeyondCapacity } from '../../domain/participant-list.js';
+import { qualified, sql, type Executor } from '../../platform/db/sql.js';
 import { conflict, forbidden, invalid, violation } from '../../platform/http/problem.js';
 import { syncCharges } from '../bookings/charges.js';
 import { assertListEditable, viewerOf } from './access.js';
 import { Attendance } from './entity.js';
 import { attendanceNotFound, offerOfAttendance, readAttendance } from './list.js';
 import type { AttendanceOut, TransitionAttendanceInput } from './schema.js';
-import { firstComeRunning, lockOffer, queueDecisionMail, refillLocked, reorderList, type LockedOffer } from './writes.js';
+import { lockOffer, queueDecisionMail, refillIfFirstComeRunning, reorderList, type LockedOffer } from './writes.js';
 
 // Spec 3.2, 3.4, 4.3 "Transition". The matrix and its messages are the domain's (attendance-states.ts).
 // Order of checks: the application (404), the caller's right to change this list (403), the transition's
@@ -47,8 +49,8 @@ export async function transitionAttendance(ctx: ServiceContext, input: Transitio
 
 /**
  * Applies a transition to an application whose offer's row is locked (writes.ts), in the caller's transaction:
- * the state (409 when impossible), the list order, the charge (D8), the e-mail and, for a withdrawal during a
- * running first-come-first-served phase, the refill. Also used by a receipt's reversal with `withdraw`.
+ * the state (409 when impossible), the list order, the charge (D8), the e-mail and, for a freed place during a
+ * running first-come-first-served phase, the refill job. Also used by a receipt's reversal with `withdraw`.
  */
 export async function transitionLocked(
   ctx: ServiceContext, em: EntityManager, offer: LockedOffer, a: Attendance, name: AttendanceTransition,
@@ -64,14 +66,24 @@ export async function transitionLocked(
   // Spec 4.3: `commit: false` holds the decision back (no fee due, family not told); otherwise it is final.
   a.heldBack = !opts.commit;
   a.decisionReason = null;
+  // Issue 13: the team may confirm past the offer's capacity; that is recorded on the application.
+  if (result.to === 'confirmed' && result.from !== 'confirmed') {
+    const others = await confirmedCount(ctx, db, offer.uuid, a.uuid);
+    if (confirmsBeyondCapacity(offer.maxParticipants, others)) a.decisionReason = beyondCapacityReason(ctx.actor?.role ?? null);
+  }
   a.modifiedAt = now;
   await em.flush();
   // Spec 3.2: transitions also update payment records (D8 charge / cancellation).
   await syncCharges(db, ctx.tenant.schema, [a.uuid]);
   await reorderList(ctx, db, offer.uuid);
   if (opts.notify) await queueDecisionMail(ctx, db, a.uuid, opts.cause ?? `transition:${name}`);
-  // D10: a withdrawal frees its place; during a running first-come-first-served phase the waiting list moves up.
-  if (name === 'withdraw' && freesPlace(result.from, result.to) && (await firstComeRunning(ctx, db, offer.editionUuid))) {
-    await refillLocked(ctx, db, offer, true);
-  }
+  // D10: a freed place moves the waiting list up during a running first-come-first-served phase (a job).
+  if (freesPlaceForRefill(result.from, result.to)) await refillIfFirstComeRunning(ctx, db, offer);
+}
+
+/** Confirmed applications of a locked offer other than `except` (held-back confirmations hold a place too). */
+export async function confirmedCount(ctx: ServiceContext, db: Executor, offerUuid: string, except: string | null): Promise<number> {
+  const res = await sql<{ n: number }>`select count(*)::int as n from ${qualified(ctx.tenant.schema, 'attendances')}
+    where offer_uuid = ${offerUuid}::uuid and status = 'confirmed' and uuid is distinct from ${except}::uuid`.execute(db);
+  return res.rows[0]?.n ?? 0;
 }

@@ -5,6 +5,7 @@ import { refillCandidates, sortParticipantList, vacancies } from '../../domain/p
 import type { ServiceContext } from '../../platform/context.js';
 import { qualified, sql, type Executor } from '../../platform/db/sql.js';
 import { queueMail } from '../../platform/mail/outbox.js';
+import { QUEUES } from '../../platform/jobs/queue.js';
 import type { ApplicationQuestion } from '../offers/entity.js';
 import { editionProcedureSql } from '../editions/service.js';
 import { syncCharges } from '../bookings/charges.js';
@@ -126,7 +127,7 @@ export async function queueDecisionMail(ctx: ServiceContext, db: Executor, atten
     where a.uuid = ${attendanceUuid}::uuid`.execute(db);
   const r = res.rows[0];
   if (!r?.email) return false;
-  await queueMail(db, ctx.tenant.schema, {
+  await queueMail(ctx, db, {
     kind: `attendance_${r.status}`,
     recipient: r.email,
     subject: `${SUBJECTS[r.status]}: ${r.offer}`,
@@ -167,9 +168,21 @@ export async function firstComeRunning(ctx: ServiceContext, db: Executor, editio
 export const REFILL_REASON = 'Von der Warteliste nachgerückt';
 
 /**
+ * Whether the edition still has decisions waiting for its commit (D7). Until then a refill's decisions are held
+ * back too (spec 2.2 heldBack: no fee due, the family not told), and the commit releases them with the rest.
+ */
+async function editionAwaitsCommit(ctx: ServiceContext, db: Executor, editionUuid: string): Promise<boolean> {
+  const res = await sql<{ pending: boolean }>`select exists (
+      select 1 from ${table(ctx, 'attendances')} a join ${table(ctx, 'offers')} o on o.uuid = a.offer_uuid
+      where o.edition_uuid = ${editionUuid}::uuid and a.held_back) as pending`.execute(db);
+  return res.rows[0]?.pending ?? false;
+}
+
+/**
  * Fills the offer's free places from its waiting list in participant-list order (`refillCandidates`): each
- * becomes a committed confirmation and, with `notify`, its family is e-mailed. Call with the offer locked.
- * Returns the applications moved up.
+ * becomes a confirmation, final (charged, and with `notify` its family e-mailed) unless the edition still
+ * awaits its commit, when it is held back like the lot's decisions; a decision already held back stays held
+ * back. Call with the offer locked. Returns the applications moved up.
  */
 export async function refillLocked(ctx: ServiceContext, db: Executor, offer: LockedOffer, notify: boolean): Promise<string[]> {
   const rows = await loadList(ctx, db, offer.uuid);
@@ -178,14 +191,45 @@ export async function refillLocked(ctx: ServiceContext, db: Executor, offer: Loc
   const confirmed = sorted.filter((r) => r.status === 'confirmed').length;
   const moved = refillCandidates(sorted, vacancies(offer.maxParticipants, confirmed)).map((r) => r.id);
   if (moved.length === 0) return [];
-  await sql`update ${table(ctx, 'attendances')} set status = 'confirmed', held_back = false, decision_reason = ${REFILL_REASON},
+  const holdBack = await editionAwaitsCommit(ctx, db, offer.editionUuid);
+  const released = await sql<{ uuid: string; heldBack: boolean }>`update ${table(ctx, 'attendances')}
+    set status = 'confirmed', held_back = held_back or ${holdBack}, decision_reason = ${REFILL_REASON},
       confirmed_at = now(), status_changed_at = now(), modified_at = now()
-    where uuid = any(${moved}::uuid[])`.execute(db);
-  // D8: the committed confirmations are charged.
+    where uuid = any(${moved}::uuid[])
+    returning uuid, held_back as "heldBack"`.execute(db);
+  // D8: the committed confirmations are charged (held-back ones are not due yet).
   await syncCharges(db, ctx.tenant.schema, moved);
   await saveOrder(ctx, db, sorted.map((r) => (moved.includes(r.id) ? { ...r, status: 'confirmed' as const } : r)));
-  if (notify) for (const id of moved) await queueDecisionMail(ctx, db, id, 'refill');
+  if (notify) {
+    for (const r of released.rows) if (!r.heldBack) await queueDecisionMail(ctx, db, r.uuid, 'refill');
+  }
+  ctx.log.info({ offer: offer.uuid, moved: moved.length, heldBack: holdBack }, 'waiting list moved up');
   return moved;
+}
+
+export type RefillJob = { tenant: string; offer: string; notify: boolean };
+
+/**
+ * Asks for a refill of the offer (spec 4.2, D9): a job written in the caller's transaction, one queued per
+ * offer (and `notify`) at a time, so a burst of freed places is one run after the burst. Without a job queue
+ * (the CLI, tools) the refill runs at once, in the caller's transaction.
+ */
+export async function requestRefill(ctx: ServiceContext, db: Executor, offerUuid: string, notify: boolean): Promise<void> {
+  if (ctx.jobs) {
+    const job: RefillJob = { tenant: ctx.tenant.slug, offer: offerUuid, notify };
+    await ctx.jobs.send(QUEUES.offerRefill, job, { db, singletonKey: `${ctx.tenant.slug}:${offerUuid}:${notify}` });
+    return;
+  }
+  const offer = await lockOffer(ctx, db, offerUuid);
+  if (offer) await refillLocked(ctx, db, offer, notify);
+}
+
+/**
+ * D10: any change to a participant list during a running first-come-first-served phase (a freed place, a
+ * transfer in, a larger `maxParticipants`) moves the waiting list up in the background, families e-mailed.
+ */
+export async function refillIfFirstComeRunning(ctx: ServiceContext, db: Executor, offer: { uuid: string; editionUuid: string }): Promise<void> {
+  if (await firstComeRunning(ctx, db, offer.editionUuid)) await requestRefill(ctx, db, offer.uuid, true);
 }
 
 /**
@@ -196,6 +240,5 @@ export async function refillAfterCapacityChange(ctx: ServiceContext, db: Executo
   const grew = before !== null && (after === null || after > before);
   if (!grew) return;
   const offer = await lockOffer(ctx, db, offerUuid);
-  if (!offer || !(await firstComeRunning(ctx, db, offer.editionUuid))) return;
-  await refillLocked(ctx, db, offer, true);
+  if (offer) await refillIfFirstComeRunning(ctx, db, offer);
 }

@@ -1,13 +1,14 @@
 import type { AttendanceState } from '../../domain/attendance-states.js';
 import { CHARGE_TYPES, chargeHome, chargePostings, chargeTarget } from '../../domain/money.js';
 import { qualified, sql, type Executor } from '../../platform/db/sql.js';
-import { currentLedgerOf, postBookings, type NewBooking } from './store.js';
+import { ensureLedgers, ledgerKey, postBookings, type NewBooking } from './store.js';
 
 // The one place that posts fee charges and their cancellations (D8, D10 "Money"; spec 3.2 "transitions also
 // update payment records"). Every write to an application calls `syncCharges` for the applications it
 // touched, inside its transaction (after its changes are flushed): create, transition, PATCH payable,
 // transfer (old and new), delete, refill, the commit of held-back decisions, a participant deleted or moved to
-// another account, an account deleted, an offer moved to another edition, a receipt's reversal.
+// another account, an account deleted, an offer moved to another edition, a receipt's reversal, an offer
+// cancelled or relaunched (D5: no application of a cancelled offer is payable).
 //
 // It is an idempotent reconciler: for each application it compares what SHOULD be charged (`chargeTarget`,
 // src/domain/money.ts: the fee while the decision is final with a confirmed place or while it is paid; kept
@@ -25,6 +26,7 @@ type Row = {
   fee: number | null;
   payableSwitchedOff: boolean | null;
   paid: boolean | null;
+  offerCancelled: boolean | null;
   offerName: string | null;
   /** Who owes it now (D8: the participant's account, else the participant) and the offer's edition. */
   account: string | null;
@@ -52,6 +54,7 @@ export async function syncCharges(db: Executor, schema: string, attendanceUuids:
   const state = await sql<Row>`
     select x.id, a.uuid is not null as exists, a.status, a.held_back as "heldBack", a.fee,
       a.payable_switched_off as "payableSwitchedOff", a.paid, o.name as "offerName",
+      'cancelled' = any(o.places) as "offerCancelled",
       p.account_uuid as account, a.participant_uuid as participant, o.edition_uuid as edition
     from unnest(${ids}::uuid[]) as x(id)
     left join ${t('attendances')} a on a.uuid = x.id
@@ -67,23 +70,29 @@ export async function syncCharges(db: Executor, schema: string, attendanceUuids:
     where b.attendance_uuid = any(${ids}::uuid[]) and b.type = any(${[...CHARGE_TYPES]}::text[])
     group by b.attendance_uuid, b.ledger_uuid, d.account_uuid, d.participant_uuid, l.edition_uuid`.execute(db);
 
-  const out: NewBooking[] = [];
-  for (const r of state.rows) {
-    const mine = groups.rows.filter((g) => g.attendance === r.id);
+  const byAttendance = new Map<string, Group[]>();
+  for (const g of groups.rows) byAttendance.set(g.attendance, [...(byAttendance.get(g.attendance) ?? []), g]);
+  const plans = state.rows.map((r) => {
+    const mine = byAttendance.get(r.id) ?? [];
     const charged = mine.reduce((s, g) => s + g.amount, 0);
     const target = r.exists
       ? chargeTarget({
           status: r.status!, heldBack: !!r.heldBack, fee: r.fee, payableSwitchedOff: !!r.payableSwitchedOff, paid: !!r.paid, charged,
+          offerCancelled: !!r.offerCancelled,
         })
       : 0;
     // Where the charge belongs: a paid application's stays where its payments are; an unpaid one's follows
     // the application to its current debtor's ledger for the offer's edition (a child that joined a family
     // account, an offer moved to another edition), so the ledger matches the family's open payments.
-    let home: string | null = null;
-    if (r.exists) {
-      home = r.paid ? chargeHome(mine) : mine.find((g) => isCurrent(g, r))?.ledger ?? null;
-      if (home === null && target !== 0) home = await currentLedgerOf(db, schema, r.id);
-    }
+    const home = !r.exists ? null : r.paid ? chargeHome(mine) : mine.find((g) => isCurrent(g, r))?.ledger ?? null;
+    return { r, mine, target, home };
+  });
+  // Ledgers still missing are made together (a commit charges thousands of applications at once).
+  const missing = plans.filter((p) => p.r.exists && p.home === null && p.target !== 0);
+  const made = await ensureLedgers(db, schema, missing.map((p) => ({ account: p.r.account, participant: p.r.participant!, edition: p.r.edition! })));
+  const out: NewBooking[] = [];
+  for (const { r, mine, target, home: known } of plans) {
+    const home = known ?? (r.exists && target !== 0 ? made.get(ledgerKey({ account: r.account, participant: r.participant! }, r.edition!)) ?? null : null);
     for (const p of chargePostings(mine, home, target)) {
       const what = r.offerName ? `Teilnahmebeitrag „${r.offerName}“` : 'Teilnahmebeitrag (Anmeldung gelöscht)';
       out.push({

@@ -19,7 +19,7 @@ export const bookingOut = z.object({
   ledger: z.string(),
   attendance: z.string().optional(),
   receipt: referenceSchema.optional(),
-});
+}).meta({ id: 'Booking', description: "One signed posting on a debtor's ledger (never changed or deleted). Amounts in cents: positive is owed, negative paid." });
 export type BookingOut = z.infer<typeof bookingOut>;
 
 export const bookingResponse = response(bookingOut);

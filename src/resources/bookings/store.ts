@@ -33,6 +33,45 @@ export async function ensureLedger(db: Executor, schema: string, debtor: string,
   return res.rows[0]!.uuid;
 }
 
+/** A key for `ensureLedgers`: the party and the edition. */
+export const ledgerKey = (party: Party, edition: string) => `${party.account ?? ''}|${party.account ? '' : party.participant}|${edition}`;
+
+/**
+ * The ledgers of many (party, edition) pairs at once, made when missing: a handful of statements however many
+ * pairs (a commit charges thousands of applications). Returns them by `ledgerKey`.
+ */
+export async function ensureLedgers(db: Executor, schema: string, pairs: readonly (Party & { edition: string })[]): Promise<Map<string, string>> {
+  const out = new Map<string, string>();
+  if (pairs.length === 0) return out;
+  const debtors = qualified(schema, 'debtors');
+  const ledgers = qualified(schema, 'ledgers');
+  const accounts = [...new Set(pairs.filter((p) => p.account).map((p) => p.account!))];
+  const children = [...new Set(pairs.filter((p) => !p.account).map((p) => p.participant))];
+  if (accounts.length) {
+    await sql`insert into ${debtors} (uuid, account_uuid) select * from unnest(${accounts.map(() => newUuid())}::uuid[], ${accounts}::uuid[])
+      on conflict (account_uuid) where account_uuid is not null do nothing`.execute(db);
+  }
+  if (children.length) {
+    await sql`insert into ${debtors} (uuid, participant_uuid) select * from unnest(${children.map(() => newUuid())}::uuid[], ${children}::uuid[])
+      on conflict (participant_uuid) where participant_uuid is not null do nothing`.execute(db);
+  }
+  const found = await sql<{ uuid: string; account: string | null; participant: string | null }>`
+    select uuid, account_uuid as account, participant_uuid as participant from ${debtors}
+    where account_uuid = any(${accounts}::uuid[]) or participant_uuid = any(${children}::uuid[])`.execute(db);
+  const debtorOf = new Map(found.rows.map((d) => [d.account ? `a:${d.account}` : `p:${d.participant}`, d.uuid]));
+  const wanted = [...new Map(pairs.map((p) => [ledgerKey(p, p.edition), { key: ledgerKey(p, p.edition), debtor: debtorOf.get(p.account ? `a:${p.account}` : `p:${p.participant}`)!, edition: p.edition }])).values()];
+  await sql`insert into ${ledgers} (uuid, debtor_uuid, edition_uuid)
+    select * from unnest(${wanted.map(() => newUuid())}::uuid[], ${wanted.map((w) => w.debtor)}::uuid[], ${wanted.map((w) => w.edition)}::uuid[])
+    on conflict (debtor_uuid, edition_uuid) do nothing`.execute(db);
+  const rows = await sql<{ uuid: string; debtor: string; edition: string }>`
+    select l.uuid, l.debtor_uuid as debtor, l.edition_uuid as edition from ${ledgers} l
+    join unnest(${wanted.map((w) => w.debtor)}::uuid[], ${wanted.map((w) => w.edition)}::uuid[]) as v(debtor, edition)
+      on l.debtor_uuid = v.debtor and l.edition_uuid = v.edition`.execute(db);
+  const ledgerOf = new Map(rows.rows.map((r) => [`${r.debtor}|${r.edition}`, r.uuid]));
+  for (const w of wanted) out.set(w.key, ledgerOf.get(`${w.debtor}|${w.edition}`)!);
+  return out;
+}
+
 /** The ledger an application's new bookings go to when it has none yet: its debtor's, for its offer's edition. */
 export async function currentLedgerOf(db: Executor, schema: string, attendanceUuid: string): Promise<string | null> {
   const t = (name: string) => qualified(schema, name);

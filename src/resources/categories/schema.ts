@@ -12,7 +12,7 @@ export const categoryOut = z.object({
   alias: z.string(),
   createdAt: timestampOut(),
   modifiedAt: timestampOut(),
-});
+}).meta({ id: 'Category', description: 'A category of offers.' });
 export type CategoryOut = z.infer<typeof categoryOut>;
 
 export const categoryResponse = response(categoryOut);

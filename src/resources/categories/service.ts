@@ -1,6 +1,6 @@
 import type { ServiceContext } from '../../platform/context.js';
 import { dbOf } from '../../platform/context.js';
-import { assertAliasFree, deriveAlias } from '../../platform/db/aliases.js';
+import { assertAliasFree, deriveAlias, retryDerivedAlias } from '../../platform/db/aliases.js';
 import { GERMAN, likePattern } from '../../platform/db/search.js';
 import { qualified, sql } from '../../platform/db/sql.js';
 import { formatTimestamp } from '../../platform/http/dates.js';
@@ -47,12 +47,15 @@ export async function getCategory(ctx: ServiceContext, uuid: string): Promise<Ca
 }
 
 export async function createCategory(ctx: ServiceContext, input: CreateCategoryInput): Promise<CategoryOut> {
-  const db = dbOf(ctx.em);
-  const alias = input.alias ?? (await deriveAlias(db, ctx.tenant.schema, 'categories', input.name));
-  if (input.alias) await assertAliasFree(db, ctx.tenant.schema, 'categories', input.alias);
-  const c = ctx.em.create(Category, { uuid: newUuid(), name: input.name, alias });
-  await ctx.em.flush();
-  return fromEntity(c);
+  // A derived alias is unique under concurrency too (platform/db/aliases.ts): in a transaction, retried.
+  return retryDerivedAlias('categories', !input.alias, () => ctx.em.transactional(async (em) => {
+    const db = dbOf(em);
+    const alias = input.alias ?? (await deriveAlias(db, ctx.tenant.schema, 'categories', input.name));
+    if (input.alias) await assertAliasFree(db, ctx.tenant.schema, 'categories', input.alias);
+    const c = em.create(Category, { uuid: newUuid(), name: input.name, alias });
+    await em.flush();
+    return fromEntity(c);
+  }));
 }
 
 export async function updateCategory(ctx: ServiceContext, input: UpdateCategoryInput): Promise<CategoryOut> {

@@ -12,7 +12,7 @@ export const debtorOut = z.object({
   participant: referenceSchema.optional(),
   balance: z.number().int(),
   createdAt: timestampOut(),
-});
+}).meta({ id: 'Debtor', description: 'Whoever owes fees: a family account, or a participant without an account.' });
 export type DebtorOut = z.infer<typeof debtorOut>;
 
 export const debtorResponse = response(debtorOut);

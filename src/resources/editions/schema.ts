@@ -56,7 +56,7 @@ export const taskOut = z.object({
   end: timestampOut().nullable(),
   applicationSystem: procedure.nullable(),
   maxApplications: z.number().int().nullable(),
-});
+}).meta({ id: 'Task', description: 'A phase of the season.' });
 export type TaskOut = z.infer<typeof taskOut>;
 
 /** A lottery run (D10 "Lot and commit"), oldest first; `finishedAt` is missing while the run is being drawn. */
@@ -68,7 +68,7 @@ export const allocationOut = z.object({
   confirmed: z.number().int(),
   waitlisted: z.number().int(),
   unfulfilled: z.number().int(),
-});
+}).meta({ id: 'Allocation', description: 'One run of the lottery (D7).' });
 
 export const editionOut = z.object({
   uuid: z.string(),
@@ -82,7 +82,7 @@ export const editionOut = z.object({
   allocations: z.array(allocationOut),
   createdAt: timestampOut(),
   modifiedAt: timestampOut(),
-});
+}).meta({ id: 'Edition', description: 'One season of the programme.' });
 export type EditionOut = z.infer<typeof editionOut>;
 
 export const editionResponse = response(editionOut);

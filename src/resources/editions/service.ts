@@ -1,7 +1,7 @@
 import { ForeignKeyConstraintViolationException, UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { ServiceContext } from '../../platform/context.js';
 import { dbOf } from '../../platform/context.js';
-import { assertAliasFree, deriveAlias } from '../../platform/db/aliases.js';
+import { assertAliasFree, deriveAlias, isAliasRace, retryDerivedAlias } from '../../platform/db/aliases.js';
 import { GERMAN, likePattern } from '../../platform/db/search.js';
 import { qualified, sql, type Executor, type RawBuilder } from '../../platform/db/sql.js';
 import { effectiveEditionState, type EditionState, type Procedure, type TaskType } from '../../domain/edition-phases.js';
@@ -161,33 +161,49 @@ async function replaceTasks(ctx: ServiceContext, edition: Edition, tasks: TaskIn
 }
 
 /** A concurrent write may take the alias (or a task UUID) between our check and the insert: still 422. */
+function uniqueAsInvalid(err: unknown): unknown {
+  if (err instanceof UniqueConstraintViolationException) {
+    const onTask = /edition_tasks/.test(String((err as Error).message));
+    return invalid([violation(onTask ? 'tasks' : 'alias', 'This value is already used.', 'unique')]);
+  }
+  return err;
+}
+
 async function flush(ctx: ServiceContext): Promise<void> {
   try {
     await ctx.em.flush();
   } catch (err) {
-    if (err instanceof UniqueConstraintViolationException) {
-      const onTask = /edition_tasks/.test(String((err as Error).message));
-      throw invalid([violation(onTask ? 'tasks' : 'alias', 'This value is already used.', 'unique')]);
-    }
-    throw err;
+    throw uniqueAsInvalid(err);
   }
 }
 
 export async function createEdition(ctx: ServiceContext, input: CreateEditionInput): Promise<EditionOut> {
-  const db = dbOf(ctx.em);
-  const alias = input.alias ?? (await deriveAlias(db, ctx.tenant.schema, 'editions', input.name));
-  if (input.alias) await assertAliasFree(db, ctx.tenant.schema, 'editions', input.alias);
   const uuid = newUuid();
-  const e = ctx.em.create(Edition, {
-    uuid,
-    name: input.name,
-    alias,
-    procedure: input.procedure ?? 'firstcome',
-    online: input.online ?? true,
-    releaseParticipantLists: input.releaseParticipantLists ?? false,
+  // A derived alias is unique under concurrency too (platform/db/aliases.ts): one transaction, retried when it
+  // lost the race for a derived alias; any other duplicate is 422.
+  await retryDerivedAlias('editions', !input.alias, async () => {
+    try {
+      await ctx.em.transactional(async (em) => {
+        const tx: ServiceContext = { ...ctx, em };
+        const db = dbOf(em);
+        const alias = input.alias ?? (await deriveAlias(db, ctx.tenant.schema, 'editions', input.name));
+        if (input.alias) await assertAliasFree(db, ctx.tenant.schema, 'editions', input.alias);
+        const e = em.create(Edition, {
+          uuid,
+          name: input.name,
+          alias,
+          procedure: input.procedure ?? 'firstcome',
+          online: input.online ?? true,
+          releaseParticipantLists: input.releaseParticipantLists ?? false,
+        });
+        await replaceTasks(tx, e, input.tasks ?? [], []);
+        await em.flush();
+      });
+    } catch (err) {
+      if (!input.alias && isAliasRace(err, 'editions')) throw err;
+      throw uniqueAsInvalid(err);
+    }
   });
-  await replaceTasks(ctx, e, input.tasks ?? [], []);
-  await flush(ctx);
   return getEdition(ctx, uuid);
 }
 

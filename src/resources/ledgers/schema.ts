@@ -15,7 +15,7 @@ export const bookEntryOut = z.object({
   text: z.string().nullable(),
   receipt: z.string().nullable(),
   attendance: z.string().nullable(),
-});
+}).meta({ id: 'BookEntry', description: 'One posting on a ledger; amount in cents.' });
 
 export const ledgerOut = z.object({
   uuid: z.string(),
@@ -25,7 +25,7 @@ export const ledgerOut = z.object({
   bookEntries: z.array(bookEntryOut),
   createdAt: timestampOut(),
   modifiedAt: timestampOut(),
-});
+}).meta({ id: 'Ledger', description: "A debtor's account for one edition; balance in cents is what the debtor owes." });
 export type LedgerOut = z.infer<typeof ledgerOut>;
 
 export const ledgerResponse = response(ledgerOut);

@@ -10,10 +10,12 @@ import { fullNameSql, participantNameSql } from '../participants/names.js';
 
 /**
  * A debtor's name (spec 2.1 reference `name`): the account's full name, else its e-mail address; a participant
- * debtor's full name (none once pseudonymised, D9). `acc` and `dp` alias the debtor's account and participant.
+ * debtor's full name (none once pseudonymised, D9); else the name retained for the debtor's receipts when its
+ * account or participant lost its personal data (D9, docs/decisions.md "Retention"). `acc`, `dp` and `d` alias
+ * the debtor's account, its participant and the debtor.
  */
-export function debtorNameSql(acc = 'dacc', dp = 'dp') {
-  return sql<string | null>`coalesce(${fullNameSql(acc)}, ${sql.ref(`${acc}.email`)}, ${participantNameSql(dp)})`;
+export function debtorNameSql(acc = 'dacc', dp = 'dp', d = 'd') {
+  return sql<string | null>`coalesce(${fullNameSql(acc)}, ${sql.ref(`${acc}.email`)}, ${participantNameSql(dp)}, ${sql.ref(`${d}.retained_name`)})`;
 }
 
 /** `debtor=<uuid>`: the column equals the debtor's id; null (→ `[]`) for a value that is no identifier. */

@@ -4,6 +4,7 @@ import {
   copyOfferInput, createOfferInput, listOffersInput, offerIdInput, offerListResponse, offerResponse, transitionOfferInput,
   updateOfferInput,
 } from './schema.js';
+import { assertMediaImages } from './media.js';
 import * as service from './service.js';
 
 const tags = ['offers'];
@@ -22,11 +23,22 @@ export const offersRouter = router({
   create: procedure
     .meta({ access: 'write', roles: ['admin', 'organiser'], successStatus: 201, openapi: { method: 'POST', path: '/offers', tags, summary: 'Create an offer' } })
     .input(createOfferInput).output(offerResponse)
-    .mutation(({ ctx, input }) => service.createOffer(ctx, input)),
+    .mutation(async ({ ctx, input }) => {
+      // Spec 2.3, 8: each image at most 3000 x 3000 pixels, read from the image (offers/media.ts).
+      if (input.media?.length) await assertMediaImages(input.media);
+      return service.createOffer(ctx, input);
+    }),
   update: procedure
     .meta({ access: 'write', roles: ['admin', 'organiser'], openapi: { method: 'PATCH', path: '/offers/{uuid}', tags, summary: 'Change an offer' } })
     .input(updateOfferInput).output(offerResponse)
-    .mutation(({ ctx, input }) => service.updateOffer(ctx, input)),
+    .mutation(async ({ ctx, input }) => {
+      if (input.media?.length) {
+        const stored = await service.storedMedia(ctx, input.uuid);
+        // An unknown offer gets its 404 from the service; images it already has are not fetched again.
+        if (stored) await assertMediaImages(input.media, new Set(stored));
+      }
+      return service.updateOffer(ctx, input);
+    }),
   delete: procedure
     .meta({ access: 'write', roles: ['admin'], successStatus: 204, openapi: { method: 'DELETE', path: '/offers/{uuid}', tags, summary: 'Delete an offer' } })
     .input(offerIdInput).output(z.void())

@@ -16,6 +16,10 @@ export const QUESTION_TYPES = ['yn', 'int', 'txt', 'file'] as const;
 const dateOut = z.object({ uuid: z.string(), begin: timestampOut(), end: timestampOut(), recurrence: z.string().optional() });
 const questionOut = z.object({ uuid: z.string(), label: z.string(), type: z.enum(QUESTION_TYPES), required: z.boolean() });
 
+/** D10: `attendances` has every application state as a key with its count. */
+export const attendanceCounts = z.object(Object.fromEntries(ATTENDANCE_STATES.map((s) => [s, z.number().int().min(0)])) as Record<(typeof ATTENDANCE_STATES)[number], z.ZodNumber>)
+  .meta({ id: 'AttendanceCounts', description: 'The number of the offer\'s applications in each state (token view).' });
+
 export const offerOut = z.object({
   uuid: z.string(),
   name: z.string(),
@@ -52,12 +56,14 @@ export const offerOut = z.object({
   publish: z.enum(['public', 'private_link']).optional(),
   comment: z.string().optional(),
   contact: z.string().optional(),
-  attendances: z.record(z.enum(ATTENDANCE_STATES), z.number().int()).optional(),
+  attendances: attendanceCounts.optional(),
+  overbooked: z.number().int().min(0).optional()
+    .meta({ description: 'confirmed places beyond maxParticipants (an admin confirmed past capacity); 0 otherwise' }),
   applicationQuestions: z.array(questionOut).optional(),
   transitions: z.array(z.string()).optional(),
   variantBase: referenceSchema.optional(),
   variants: z.array(referenceSchema).optional(),
-});
+}).meta({ id: 'Offer', description: 'An offer of the programme. Token-only fields are absent for anonymous callers and legacy tokens.' });
 export type OfferOut = z.infer<typeof offerOut>;
 
 export const offerResponse = response(offerOut);
@@ -172,11 +178,26 @@ export type CreateOfferInput = z.output<typeof createOfferInput>;
 export const updateOfferInput = z.object({ uuid: pathId(), name: name.nullish(), edition: bodyRef().nullish(), ...writable }).superRefine(crossChecks);
 export type UpdateOfferInput = z.output<typeof updateOfferInput>;
 
-export const transitionOfferInput = z.object({
-  uuid: pathId(),
-  transition: z.string().min(1).max(100),
-  notify: z.boolean().optional(),
-});
+/**
+ * Spec 4.2: the same shape as the application transition request, `{transition, notify?, commit?}`, null
+ * read as absent. An offer transition holds no decision back, so `commit` changes nothing; as on
+ * applications, `notify: true` with `commit: false` is refused.
+ */
+export const transitionOfferInput = z
+  .object({
+    uuid: pathId(),
+    transition: z.string().min(1).max(100),
+    notify: z.boolean().nullish().meta({ description: 'default false; cancel and relaunch e-mail the confirmed families' }),
+    commit: z.boolean().nullish().meta({ description: 'default true; accepted for the shape of the application transition; with false, notify must be false too' }),
+  })
+  .superRefine((v, ctx) => {
+    if (v.notify === true && v.commit === false) {
+      ctx.addIssue({
+        code: 'custom', path: ['notify'], params: { rule: 'invalid' },
+        message: 'notify must be false when commit is false.',
+      });
+    }
+  });
 export type TransitionOfferInput = z.output<typeof transitionOfferInput>;
 
 export const copyOfferInput = z.object({ uuid: pathId(), edition: bodyRef().nullish() });

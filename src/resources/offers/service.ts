@@ -2,11 +2,11 @@ import { ATTENDANCE_STATES, type AttendanceState } from '../../domain/attendance
 import {
   applyOfferTransition, normalizePlaces, offerTransitionsFor, type OfferPlace, type OfferRole,
 } from '../../domain/offer-workflow.js';
-import { fullyBooked, vacancies } from '../../domain/participant-list.js';
+import { fullyBooked, overbooked, vacancies } from '../../domain/participant-list.js';
 import { expandOccurrences, touchesDays } from '../../domain/recurrence.js';
 import type { Actor, ServiceContext } from '../../platform/context.js';
 import { dbOf } from '../../platform/context.js';
-import { assertAliasFree, deriveAlias } from '../../platform/db/aliases.js';
+import { assertAliasFree, deriveAlias, retryDerivedAlias } from '../../platform/db/aliases.js';
 import { GERMAN, likePattern } from '../../platform/db/search.js';
 import { qualified, sql, type Executor, type RawBuilder } from '../../platform/db/sql.js';
 import { berlinDayBounds, ZONE } from '../../platform/http/dates.js';
@@ -17,7 +17,7 @@ import { queueMail } from '../../platform/mail/outbox.js';
 import { assertPatchNotEmpty, wasSent } from '../../platform/http/patch.js';
 import { conflict, forbidden, invalid, notFound, Problem, unprocessable, violation } from '../../platform/http/problem.js';
 import { syncCharges } from '../bookings/charges.js';
-import { refillAfterCapacityChange } from '../attendances/writes.js';
+import { lockOffer, refillAfterCapacityChange } from '../attendances/writes.js';
 import { editionOnlineSql } from '../editions/service.js';
 import { Offer, OfferDate, type ApplicationQuestion } from './entity.js';
 import type {
@@ -172,6 +172,7 @@ function toOut(ctx: ServiceContext, viewer: Viewer, r: Row, now: Date): OfferOut
     out.comment = r.comment;
     out.contact = r.contact;
     out.attendances = Object.fromEntries(ATTENDANCE_STATES.map((s) => [s, r.counts[s] ?? 0]));
+    out.overbooked = overbooked(r.maxParticipants, confirmed);
     out.applicationQuestions = r.applicationQuestions ?? [];
     out.transitions = offerTransitionsFor({
       role, ownOffer, places: r.places, now, firstDateBegin: r.firstBegin ? new Date(r.firstBegin) : null,
@@ -399,9 +400,15 @@ async function tokenView(ctx: ServiceContext, uuid: string): Promise<OfferOut> {
 
 // ---- create / update / delete ---------------------------------------------------------------------
 
+/** The offer's stored `media`, or null when there is no such offer. */
+export async function storedMedia(ctx: ServiceContext, uuid: string): Promise<string[] | null> {
+  const res = await sql<{ media: string[] }>`select media from ${tableOf(ctx, 'offers')} where uuid = ${uuid}::uuid`.execute(dbOf(ctx.em));
+  return res.rows[0] ? res.rows[0].media ?? [] : null;
+}
+
 export async function createOffer(ctx: ServiceContext, input: CreateOfferInput): Promise<OfferOut> {
   const uuid = newUuid();
-  await ctx.em.transactional(async (em) => {
+  await retryDerivedAlias('offers', !input.alias, () => ctx.em.transactional(async (em) => {
     const db = dbOf(em);
     const editionUuid = await resolveRef(ctx, db, 'editions', input.edition, 'edition', 'edition');
     let hosts = input.hosts ? await resolveRefs(ctx, db, 'organisers', input.hosts, 'hosts', 'organiser') : [];
@@ -423,7 +430,7 @@ export async function createOffer(ctx: ServiceContext, input: CreateOfferInput):
     await em.flush();
     await replaceLinks(ctx, db, 'offer_hosts', uuid, hosts);
     await replaceLinks(ctx, db, 'offer_categories', uuid, categories);
-  });
+  }));
   return tokenView(ctx, uuid);
 }
 
@@ -517,6 +524,9 @@ export async function transitionOffer(ctx: ServiceContext, input: TransitionOffe
   const actor = ctx.actor;
   await ctx.em.transactional(async (em) => {
     const db = dbOf(em);
+    // The participant-list lock (like every write to the offer's applications): cancel and relaunch change
+    // what its applications owe.
+    await lockOffer(ctx, db, input.uuid);
     const offer = await em.findOne(Offer, { uuid: input.uuid });
     const missing = notFound(`No offer with the identifier ${input.uuid} exists, or you may not see it.`);
     if (!offer || !actor) throw missing;
@@ -533,10 +543,16 @@ export async function transitionOffer(ctx: ServiceContext, input: TransitionOffe
     if (result.to.includes('published')) offer.wasPublished = true;
     offer.modifiedAt = new Date();
     await em.flush();
+    // D5: while the offer is cancelled none of its applications is payable; cancel cancels the unpaid charges,
+    // relaunch charges them again (paid ones stay paid). The reconciler decides from the offer's new places.
+    if (result.transition === 'cancel' || result.transition === 'relaunch' || result.transition === 'unpublish') {
+      const apps = await sql<{ uuid: string }>`select uuid from ${tableOf(ctx, 'attendances')} where offer_uuid = ${offer.uuid}::uuid`.execute(db);
+      await syncCharges(db, ctx.tenant.schema, apps.rows.map((r) => r.uuid));
+    }
     if (input.notify && (result.transition === 'cancel' || result.transition === 'relaunch')) {
       const cancel = result.transition === 'cancel';
       for (const email of await confirmedFamilies(ctx, db, offer.uuid)) {
-        await queueMail(db, ctx.tenant.schema, {
+        await queueMail(ctx, db, {
           kind: cancel ? 'offer_cancelled' : 'offer_relaunched',
           recipient: email,
           subject: cancel ? `Abgesagt: ${offer.name}` : `Findet wieder statt: ${offer.name}`,
@@ -555,7 +571,7 @@ export async function transitionOffer(ctx: ServiceContext, input: TransitionOffe
 
 async function duplicate(ctx: ServiceContext, sourceUuid: string, make: (source: Offer, db: Executor) => Promise<{ name: string; editionUuid: string; variantBaseUuid: string | null }>): Promise<string> {
   const uuid = newUuid();
-  await ctx.em.transactional(async (em) => {
+  await retryDerivedAlias('offers', true, () => ctx.em.transactional(async (em) => {
     const db = dbOf(em);
     const { offer: source } = await loadForWrite(ctx, em, sourceUuid);
     const { name, editionUuid, variantBaseUuid } = await make(source, db);
@@ -570,7 +586,7 @@ async function duplicate(ctx: ServiceContext, sourceUuid: string, make: (source:
     em.create(Offer, data as never);
     await em.flush();
     await copyLinks(ctx, db, source.uuid, uuid);
-  });
+  }));
   return uuid;
 }
 

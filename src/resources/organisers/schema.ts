@@ -46,7 +46,7 @@ export const organiserOut = z.object({
   description: z.string().optional(),
   createdAt: timestampOut(),
   modifiedAt: timestampOut(),
-});
+}).meta({ id: 'Organiser', description: 'A club, institution or person offering activities.' });
 export type OrganiserOut = z.infer<typeof organiserOut>;
 
 export const organiserResponse = response(organiserOut);

@@ -1,6 +1,6 @@
 import type { ServiceContext } from '../../platform/context.js';
 import { dbOf } from '../../platform/context.js';
-import { assertAliasFree, deriveAlias } from '../../platform/db/aliases.js';
+import { assertAliasFree, deriveAlias, retryDerivedAlias } from '../../platform/db/aliases.js';
 import { GERMAN, likePattern } from '../../platform/db/search.js';
 import { qualified, sql } from '../../platform/db/sql.js';
 import { formatTimestamp } from '../../platform/http/dates.js';
@@ -72,18 +72,22 @@ export async function getOrganiser(ctx: ServiceContext, uuid: string): Promise<O
 }
 
 export async function createOrganiser(ctx: ServiceContext, input: CreateOrganiserInput): Promise<OrganiserOut> {
-  const db = dbOf(ctx.em);
-  const alias = input.alias ?? (await deriveAlias(db, ctx.tenant.schema, 'organisers', input.name));
-  if (input.alias) await assertAliasFree(db, ctx.tenant.schema, 'organisers', input.alias);
-  const o = ctx.em.create(Organiser, {
-    uuid: newUuid(), name: input.name, alias,
-    email: input.email ?? null, phone: input.phone ?? null, website: input.website ?? null,
-    street: input.street ?? null, zip: input.zip ?? null, city: input.city ?? null,
-    description: input.description ?? null,
-  });
-  // A racing duplicate alias is still a 422 on `alias`: the database's 23505 is mapped in platform/http/errors.ts.
-  await ctx.em.flush();
-  return fromEntity(o);
+  // A derived alias is unique under concurrency too (platform/db/aliases.ts): in a transaction, retried.
+  return retryDerivedAlias('organisers', !input.alias, () => ctx.em.transactional(async (em) => {
+    const db = dbOf(em);
+    const alias = input.alias ?? (await deriveAlias(db, ctx.tenant.schema, 'organisers', input.name));
+    if (input.alias) await assertAliasFree(db, ctx.tenant.schema, 'organisers', input.alias);
+    const o = em.create(Organiser, {
+      uuid: newUuid(), name: input.name, alias,
+      email: input.email ?? null, phone: input.phone ?? null, website: input.website ?? null,
+      street: input.street ?? null, zip: input.zip ?? null, city: input.city ?? null,
+      description: input.description ?? null,
+    });
+    // A racing duplicate of a SENT alias is still a 422 on `alias`: the database's 23505 is mapped in
+    // platform/http/errors.ts.
+    await em.flush();
+    return fromEntity(o);
+  }));
 }
 
 export async function updateOrganiser(ctx: ServiceContext, input: UpdateOrganiserInput): Promise<OrganiserOut> {

@@ -17,6 +17,8 @@ export const ParticipantSchema = defineEntity({
     email: p.text().nullable(),
     phone: p.text().nullable(),
     pseudonymisedAt: p.datetime().nullable(),
+    /** The stable pseudonym written with `pseudonymisedAt` (src/domain/retention.ts). */
+    pseudonym: p.text().nullable(),
     createdAt: p.datetime().onCreate(() => new Date()),
     modifiedAt: p.datetime().onCreate(() => new Date()).onUpdate(() => new Date()),
   },

@@ -47,10 +47,13 @@ export const participantOut = z.object({
   dateOfBirth: z.string().meta({ format: 'date', example: '2016-05-23' }).optional(),
   email: z.string().optional(),
   phone: z.string().optional(),
+  /** D9: the stable pseudonym, present once the participant was pseudonymised (names and contact data removed). */
+  pseudonym: z.string().optional(),
+  pseudonymisedAt: timestampOut().optional(),
   account: referenceSchema.optional(),
   createdAt: timestampOut(),
   modifiedAt: timestampOut(),
-});
+}).meta({ id: 'Participant', description: 'A child (admin only).' });
 export type ParticipantOut = z.infer<typeof participantOut>;
 
 export const participantResponse = response(participantOut);

@@ -11,6 +11,7 @@ import { assertPatchNotEmpty, wasSent } from '../../platform/http/patch.js';
 import { conflict, notFound, unprocessable } from '../../platform/http/problem.js';
 import { resolveAccountRef, touchAccounts } from '../accounts/service.js';
 import { syncCharges } from '../bookings/charges.js';
+import { lockOffers, refillIfFirstComeRunning, reorderList } from '../attendances/writes.js';
 import { Participant } from './entity.js';
 import { fullNameSql, participantFieldSql, participantNameSql } from './names.js';
 import type { CreateParticipantInput, ListParticipantsInput, ParticipantOut, UpdateParticipantInput } from './schema.js';
@@ -20,6 +21,7 @@ import type { CreateParticipantInput, ListParticipantsInput, ParticipantOut, Upd
 type Row = {
   uuid: string; firstname: string | null; lastname: string | null; name: string | null;
   date_of_birth: string | null; email: string | null; phone: string | null;
+  pseudonym: string | null; pseudonymised_at: Date | string | null;
   account_uuid: string | null; account_name: string | null;
   created_at: Date | string; modified_at: Date | string;
 };
@@ -30,6 +32,7 @@ function toOut(r: Row): ParticipantOut {
     uuid: r.uuid,
     firstname: r.firstname ?? undefined, lastname: r.lastname ?? undefined, name: r.name ?? undefined,
     dateOfBirth: r.date_of_birth ?? undefined, email: r.email ?? undefined, phone: r.phone ?? undefined,
+    pseudonym: r.pseudonym ?? undefined, pseudonymisedAt: formatTimestamp(r.pseudonymised_at),
     account: r.account_uuid ? { uuid: r.account_uuid, name: r.account_name ?? undefined } : undefined,
     createdAt: formatTimestamp(r.created_at)!, modifiedAt: formatTimestamp(r.modified_at)!,
   };
@@ -40,7 +43,12 @@ function projection(ctx: ServiceContext, where: RawBuilder<unknown>, limit: numb
   const accounts = qualified(ctx.tenant.schema, 'accounts');
   return sql<Row>`
     select p.uuid, ${participantFieldSql('p', 'firstname')} as firstname, ${participantFieldSql('p', 'lastname')} as lastname,
-      ${participantNameSql('p')} as name, to_char(p.date_of_birth, 'YYYY-MM-DD') as date_of_birth, p.email, p.phone,
+      ${participantNameSql('p')} as name,
+      -- D9: once pseudonymised, nothing personal is shown, also where a column still held a value.
+      case when p.pseudonymised_at is null then to_char(p.date_of_birth, 'YYYY-MM-DD') end as date_of_birth,
+      case when p.pseudonymised_at is null then p.email end as email,
+      case when p.pseudonymised_at is null then p.phone end as phone,
+      case when p.pseudonymised_at is not null then p.pseudonym end as pseudonym, p.pseudonymised_at,
       a.uuid as account_uuid, ${fullNameSql('a')} as account_name,
       p.created_at, p.modified_at
     from ${participants} p
@@ -61,7 +69,7 @@ export async function listParticipants(ctx: ServiceContext, input: ListParticipa
     conds.push(sql`p.account_uuid = ${account}::uuid`);
   }
   if (input.q) {
-    // D10: participants are searched by name; pseudonymised ones have none.
+    // D10: participants are searched by name (never by birth date or contact data); pseudonymised ones have none.
     conds.push(sql`${participantNameSql('p')} ilike ${likePattern(input.q)}`);
   }
   if (input.modifiedSince) conds.push(sql`p.modified_at >= ${input.modifiedSince.instant}`);
@@ -98,7 +106,7 @@ export async function createParticipant(ctx: ServiceContext, input: CreatePartic
     em.create(Participant, {
       uuid, accountUuid, firstname: input.firstname, lastname: input.lastname,
       dateOfBirth: input.dateOfBirth ?? null, email: input.email ?? null, phone: input.phone ?? null,
-      pseudonymisedAt: null,
+      pseudonymisedAt: null, pseudonym: null,
     });
     await em.flush();
     await touchAccounts(ctx, db, [accountUuid]);
@@ -111,6 +119,8 @@ export async function updateParticipant(ctx: ServiceContext, input: UpdatePartic
   await ctx.em.transactional(async (em) => {
     const db = dbOf(em);
     const p = await findOrThrow(em, input.uuid);
+    // D9: a pseudonymised participant's data is gone for good; writing names or contact data back is refused.
+    if (p.pseudonymisedAt) throw conflict('The participant was pseudonymised (retention period over); it cannot be changed.');
     const before = { account: p.accountUuid ?? null, firstname: p.firstname, lastname: p.lastname };
     // Names must always have a value: null is ignored (spec 1.12).
     if (input.firstname != null) p.firstname = input.firstname;
@@ -125,8 +135,9 @@ export async function updateParticipant(ctx: ServiceContext, input: UpdatePartic
     const after = p.accountUuid ?? null;
     if (after !== before.account) {
       await touchAccounts(ctx, db, [before.account, after]);
-      // D8: the debtor changed; unpaid charges move to the new debtor's ledgers.
-      await syncCharges(db, ctx.tenant.schema, await applicationsOf(ctx, db, p.uuid));
+      // D8: the debtor changed; unpaid charges move to the new debtor's ledgers, posted under the offers' locks.
+      await lockOffers(ctx, db, (await applicationsOf(ctx, db, p.uuid)).map((a) => a.offer));
+      await syncCharges(db, ctx.tenant.schema, (await applicationsOf(ctx, db, p.uuid)).map((a) => a.uuid));
     } else if (p.firstname !== before.firstname || p.lastname !== before.lastname) await touchAccounts(ctx, db, [after]);
   });
   return getParticipant(ctx, input.uuid);
@@ -137,41 +148,41 @@ export async function updateParticipant(ctx: ServiceContext, input: UpdatePartic
  * rule (D10: an unreversed receipt covers it) by the receipts service, in the same transactions. Probed with
  * to_regclass / information_schema, so this works before and after the applications migration.
  */
-async function assertNoPaidApplications(ctx: ServiceContext, db: Executor, participantUuid: string): Promise<void> {
-  const schema = ctx.tenant.schema;
-  const probe = await sql<{ has_table: boolean; columns: string[] }>`
-    select to_regclass(${`${schema}.attendances`}) is not null as has_table,
-      coalesce((select array_agg(column_name::text) from information_schema.columns
-        where table_schema = ${schema} and table_name = 'attendances'
-          and column_name in ('participant_uuid', 'paid')), '{}') as columns`.execute(db);
-  const { has_table, columns } = probe.rows[0]!;
-  if (!has_table || !columns.includes('participant_uuid') || !columns.includes('paid')) return;
-  const paid = await sql<{ n: number }>`select 1 as n from ${qualified(schema, 'attendances')}
-    where participant_uuid = ${participantUuid}::uuid and paid is true limit 1`.execute(db);
-  if (paid.rows.length > 0) {
-    throw conflict('This participant has paid applications and cannot be deleted; reverse their receipts first.');
-  }
-}
-
-/** The participant's applications (for the money reconciler, D8). */
-export async function applicationsOf(ctx: ServiceContext, db: Executor, participantUuid: string): Promise<string[]> {
-  const res = await sql<{ uuid: string }>`select uuid from ${qualified(ctx.tenant.schema, 'attendances')}
+/** The participant's applications with their offers and states (for locking, the reconciler and the refill). */
+async function applicationsOf(ctx: ServiceContext, db: Executor, participantUuid: string): Promise<{ uuid: string; offer: string; status: string; paid: boolean }[]> {
+  const res = await sql<{ uuid: string; offer: string; status: string; paid: boolean }>`
+    select uuid, offer_uuid as offer, status, paid from ${qualified(ctx.tenant.schema, 'attendances')}
     where participant_uuid = ${participantUuid}::uuid`.execute(db);
-  return res.rows.map((r) => r.uuid);
+  return res.rows;
 }
 
+/**
+ * D6: deleting a participant removes its applications with it (cascade), as if they had never been made:
+ * 409 while one is paid (spec 4.3 Delete). Like every write to a participant list, it first locks the offers
+ * of those applications (uuid order, writes.ts), so a receipt or a transfer committed meanwhile is seen; the
+ * charges are cancelled (D8), the lists renumbered, and a freed confirmed place moves the waiting list up
+ * during a running first-come-first-served phase (D10).
+ */
 export async function deleteParticipant(ctx: ServiceContext, uuid: string): Promise<void> {
   try {
     await ctx.em.transactional(async (em) => {
       const db = dbOf(em);
       const p = await findOrThrow(em, uuid);
-      await assertNoPaidApplications(ctx, db, uuid);
-      await touchAccounts(ctx, db, [p.accountUuid]);
-      // The (unpaid) applications go with the participant (cascade): their charges are cancelled (D8).
+      const locked = await lockOffers(ctx, db, (await applicationsOf(ctx, db, uuid)).map((a) => a.offer));
+      // Read again under the locks: an application, receipt or transfer may have committed meanwhile.
       const applications = await applicationsOf(ctx, db, uuid);
+      if (applications.some((a) => a.paid)) {
+        throw conflict('This participant has paid applications and cannot be deleted; reverse their receipts first.');
+      }
+      await touchAccounts(ctx, db, [p.accountUuid]);
       em.remove(p);
       await em.flush();
-      await syncCharges(db, ctx.tenant.schema, applications);
+      // The (unpaid) applications went with the participant (cascade): their charges are cancelled (D8).
+      await syncCharges(db, ctx.tenant.schema, applications.map((a) => a.uuid));
+      for (const offer of locked.values()) {
+        await reorderList(ctx, db, offer.uuid);
+        if (applications.some((a) => a.offer === offer.uuid && a.status === 'confirmed')) await refillIfFirstComeRunning(ctx, db, offer);
+      }
     });
   } catch (err) {
     // Records added later that still refer to the participant (and do not cascade) also keep it.

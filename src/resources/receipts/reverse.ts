@@ -20,7 +20,19 @@ import { berlinDate, debtorAddress, getReceipt, nextReceiptNumber, receiptLines,
 // frees the places and cancels the charge) and answers with the original receipt showing `reversedBy`.
 // A receipt may be reversed line by line; reversing a reversal, a line already reversed, or a receipt with
 // nothing left to reverse is 409; an application that is not on the receipt is 422.
-// Locks: the applications' offers (as every participant-list write), then the receipt's row, then the number.
+// Locks: the applications' offers (as every participant-list write) in uuid order, all of them before anything
+// else, then the receipt's row, then the number; the order a transfer takes too (its offers, then the receipt
+// row its lines move on). A transfer that committed between the unlocked look-up of the lines and the locks may
+// have moved a line to an application of an offer not locked: then the whole transaction is run again with
+// that offer in the set, never locking one more offer while holding others out of order (issue 13: that
+// deadlocked with a transfer and surfaced as a 5xx).
+
+/** Thrown inside the transaction when the lines name offers that were not locked: roll back, lock them too. */
+class MoreOffers extends Error {
+  constructor(readonly offers: string[]) {
+    super('the receipt\'s lines moved to offers not locked');
+  }
+}
 
 type Receipt = { uuid: string; number: string; debtor: string; reverses: string | null };
 type Line = {
@@ -40,6 +52,21 @@ async function loadLines(db: Executor, schema: string, receipt: string): Promise
 }
 
 export async function reverseReceipt(ctx: ServiceContext, input: ReverseReceiptInput): Promise<ReceiptOut> {
+  const known = new Set<string>();
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await reverseOnce(ctx, input, known);
+      break;
+    } catch (err) {
+      if (!(err instanceof MoreOffers)) throw err;
+      if (attempt >= 5) throw conflict('The receipt changed while it was being reversed; try again.');
+      for (const o of err.offers) known.add(o);
+    }
+  }
+  return getReceipt(ctx, input.uuid);
+}
+
+async function reverseOnce(ctx: ServiceContext, input: ReverseReceiptInput, known: Set<string>): Promise<void> {
   const schema = ctx.tenant.schema;
   const t = (name: string) => qualified(schema, name);
   await ctx.em.transactional(async (em) => {
@@ -50,20 +77,15 @@ export async function reverseReceipt(ctx: ServiceContext, input: ReverseReceiptI
     if (!first) throw receiptNotFound(input.uuid);
     if (first.reverses) throw conflict(`The receipt ${first.number} is itself a reversal; a reversal cannot be reversed.`);
 
-    // Lock the offers of the lines' applications, then the receipt; a transfer that committed in between may
-    // have moved a line to an application of another offer: lock that one too.
-    const locked = new Map<string, LockedOffer>();
-    const offersOf = (ls: Line[]) => [...new Set(ls.map((l) => l.offer).filter((o): o is string => !!o && !locked.has(o)))];
-    let lines = await loadLines(db, schema, input.uuid);
-    for (const [k, v] of await lockOffers(ctx, db, offersOf(lines))) locked.set(k, v);
+    // Every offer lock first, in uuid order (lockOffers sorts): the lines' offers as read now, plus those an
+    // earlier attempt found. Then the receipt's row; then the lines again, under the locks.
+    const offersOf = (ls: Line[]) => ls.map((l) => l.offer).filter((o): o is string => !!o);
+    const candidates = [...new Set([...known, ...offersOf(await loadLines(db, schema, input.uuid))])];
+    const locked: Map<string, LockedOffer> = await lockOffers(ctx, db, candidates);
     await find(true);
-    for (let round = 0; ; round++) {
-      lines = await loadLines(db, schema, input.uuid);
-      const missing = offersOf(lines);
-      if (missing.length === 0) break;
-      if (round >= 3) throw conflict('The receipt changed while it was being reversed; try again.');
-      for (const [k, v] of await lockOffers(ctx, db, missing)) locked.set(k, v);
-    }
+    const lines = await loadLines(db, schema, input.uuid);
+    const missing = [...new Set(offersOf(lines).filter((o) => !locked.has(o)))];
+    if (missing.length > 0) throw new MoreOffers(missing);
 
     const selection = selectReversal(lines, input.items ?? null);
     if (!selection.ok) {
@@ -122,7 +144,7 @@ export async function reverseReceipt(ctx: ServiceContext, input: ReverseReceiptI
     if (input.notify) {
       const to = await debtorAddress(db, schema, first.debtor);
       if (to) {
-        await queueMail(db, schema, {
+        await queueMail(ctx, db, {
           kind: 'receipt_reversal',
           recipient: to,
           subject: `Storno der Quittung ${first.number}`,
@@ -135,5 +157,4 @@ export async function reverseReceipt(ctx: ServiceContext, input: ReverseReceiptI
       }
     }
   });
-  return getReceipt(ctx, input.uuid);
 }

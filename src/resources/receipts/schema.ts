@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { bodyId, paginationQuery, pathId, query, timestamp } from '../../platform/http/fields.js';
 import { referenceSchema, response, timestampOut } from '../../platform/http/response.js';
+import { customIssue } from '../../platform/http/validation.js';
 
 // Receipts (D8, D10 "Money"). A receipt documents a payment: `number` (prefix + running number, immutable),
 // `debtor`, `items` (`{attendance, amount, text}`, empty values null, `attendance` a bare UUID), `total`,
@@ -12,7 +13,7 @@ export const receiptItemOut = z.object({
   attendance: z.string(),
   amount: z.number().int(),
   text: z.string().nullable(),
-});
+}).meta({ id: 'ReceiptItem', description: 'A line of a receipt; amount in cents.' });
 
 export const receiptOut = z.object({
   uuid: z.string(),
@@ -26,7 +27,7 @@ export const receiptOut = z.object({
   reversals: z.array(referenceSchema),
   createdAt: timestampOut(),
   modifiedAt: timestampOut(),
-});
+}).meta({ id: 'Receipt', description: 'A receipt documenting a payment (or, with `reverses`, its reversal). Amounts in cents.' });
 export type ReceiptOut = z.infer<typeof receiptOut>;
 
 export const receiptResponse = response(receiptOut);
@@ -43,6 +44,9 @@ export type ListReceiptsInput = z.output<typeof listReceiptsInput>;
 
 export const receiptIdInput = z.object({ uuid: pathId() });
 
+/** A `paidAt` later than now by more than this is refused (422): clocks of clients differ a little. */
+export const PAID_AT_CLOCK_SKEW_MS = 5 * 60_000;
+
 /** Amounts are cents; at most 10 million euros per line. */
 const MAX_AMOUNT = 1_000_000_000;
 
@@ -56,7 +60,13 @@ export const createReceiptInput = z.object({
     }))
     .min(1)
     .max(200),
-  paidAt: timestamp().nullish().meta({ description: 'when it was paid; default now; its year (Europe/Berlin) is the number\'s year' }),
+  paidAt: timestamp()
+    .superRefine((d, ctx) => {
+      // Issue 13: a payment in the future could take a number from next year's range.
+      if (d.getTime() > Date.now() + PAID_AT_CLOCK_SKEW_MS) customIssue(ctx, 'This value must not be in the future.', 'tooHigh');
+    })
+    .nullish()
+    .meta({ description: 'when it was paid; default now; not in the future (5 minutes of clock skew allowed); its year (Europe/Berlin) is the number\'s year' }),
   notify: z.boolean().nullish().meta({ description: 'default false; e-mails the receipt to the debtor' }),
 });
 export type CreateReceiptInput = z.output<typeof createReceiptInput>;

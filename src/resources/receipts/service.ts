@@ -138,7 +138,7 @@ export const berlinDate = (d: Date) => DateTime.fromJSDate(d, { zone: ZONE }).to
 
 type Application = {
   uuid: string; offer: string; offerName: string; status: AttendanceState; heldBack: boolean; fee: number | null;
-  payableSwitchedOff: boolean; paid: boolean;
+  payableSwitchedOff: boolean; paid: boolean; offerCancelled: boolean;
 };
 
 /**
@@ -161,7 +161,7 @@ export async function createReceipt(ctx: ServiceContext, input: CreateReceiptInp
     // Read again under the locks: a transfer or delete may have committed meanwhile.
     const res = await sql<Application>`
       select a.uuid, a.offer_uuid as offer, o.name as "offerName", a.status, a.held_back as "heldBack", a.fee,
-        a.payable_switched_off as "payableSwitchedOff", a.paid
+        a.payable_switched_off as "payableSwitchedOff", a.paid, 'cancelled' = any(o.places) as "offerCancelled"
       from ${t('attendances')} a join ${t('offers')} o on o.uuid = a.offer_uuid
       where a.uuid = any(${ids}::uuid[])`.execute(db);
     const apps = new Map(res.rows.map((r) => [r.uuid, r]));
@@ -179,7 +179,7 @@ export async function createReceipt(ctx: ServiceContext, input: CreateReceiptInp
         return;
       }
       if (!isPayable(a)) {
-        const why = a.status !== 'confirmed' ? `it is ${a.status}` : a.heldBack ? 'its decision is held back'
+        const why = a.status !== 'confirmed' ? `it is ${a.status}` : a.offerCancelled ? 'its offer is cancelled' : a.heldBack ? 'its decision is held back'
           : (a.fee ?? 0) <= 0 ? 'it is free' : 'payable was switched off';
         problems.push(`items[${i}].attendance: The application ${a.uuid} is not due (payable is false: ${why}).`);
         return;
@@ -232,7 +232,7 @@ export async function createReceipt(ctx: ServiceContext, input: CreateReceiptInp
     if (input.notify) {
       const to = await debtorAddress(db, schema, debtor);
       if (to) {
-        await queueMail(db, schema, {
+        await queueMail(ctx, db, {
           kind: 'receipt',
           recipient: to,
           subject: `Quittung ${number}`,

@@ -541,15 +541,17 @@ describe('rate limits at the HTTP layer', () => {
     expect((await u.get('/categories')).status).toBe(200);
   });
 
-  it('counts a request with an invalid token against the IP anonymous allowance', async () => {
+  it('counts a request with an invalid token against the IP anonymous allowance, but answers it 401 (issue 13)', async () => {
     const u = await rl.tenant();
     for (let i = 0; i < 2; i++) {
       const res = await u.get('/categories', { token: 'hpt_garbage' });
       expectProblem(res, 401);
-      expect(res.headers['ratelimit-policy']).toBe('"anonymous";q=2;w=3600');
+      expect(res.headers['ratelimit-policy']).toBe('"failed-auth";q=300;w=3600');
     }
     expectProblem(await u.get('/probe/public', { token: null }), 429);
-    expectProblem(await u.get('/categories', { token: 'hpt_garbage' }), 429);
+    const res = await u.get('/categories', { token: 'hpt_garbage' });
+    expectProblem(res, 401);
+    expect(res.headers['www-authenticate']).toMatch(/^Bearer/);
   });
 
   it('keeps anonymous allowances apart per tenant', async () => {

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { parseSettingAssignment, settingsWithDefaults } from '../../../src/platform/tenancy/settings.js';
-import { normaliseHostHeader, parseHostArgument, pathBelowBase, schemaNameFor } from '../../../src/platform/tenancy/tenant.js';
+import { normaliseHostHeader, parseHostArgument, parseHostHeader, pathBelowBase, schemaNameFor } from '../../../src/platform/tenancy/tenant.js';
 
 describe('tenant settings (D2)', () => {
   it('fills the defaults', () => {
@@ -46,6 +46,13 @@ describe('hosts and schemas (D1)', () => {
     expect(normaliseHostHeader('Demo.Example:8080')).toBe('demo.example');
     expect(normaliseHostHeader('[::1]:8080')).toBe('[::1]');
     expect(normaliseHostHeader(undefined)).toBeNull();
+    // Issue 13 item 7: out-of-range ports and garbage are malformed, not a host.
+    expect(parseHostHeader('a.test:65535')).toEqual({ host: 'a.test', port: '65535' });
+    expect(parseHostHeader('A.test')).toEqual({ host: 'a.test', port: null });
+    for (const bad of ['a.test:99999', 'a.test:65536', 'a.test:123456', 'a.test:-1', 'a.test:8o', 'a.test:1:2', 'a@b', 'a/b', '[::1', '[zz]', 'a b', '']) {
+      expect(parseHostHeader(bad), bad).toBeNull();
+    }
+    expect(normaliseHostHeader('a.test:99999')).toBeNull();
     expect(pathBelowBase('/api', '/api/offers')).toBe('/offers');
     expect(pathBelowBase('/api', '/api')).toBe('/');
     expect(pathBelowBase('/api', '/apix/offers')).toBeNull();

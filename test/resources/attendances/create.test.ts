@@ -12,7 +12,7 @@ let fcfs: any;
 let byLot: any;
 
 const FIELDS = [
-  'uuid', 'status', 'offer', 'edition', 'participant', 'account', 'createdAt', 'modifiedAt', 'statusChangedAt', 'confirmedAt',
+  'uuid', 'status', 'offer', 'edition', 'participant', 'participantAge', 'participantPseudonym', 'account', 'createdAt', 'modifiedAt', 'statusChangedAt', 'confirmedAt',
   'paid', 'payable', 'fee', 'sorting', 'userPriority', 'allAlternateDates', 'consentOutstanding', 'heldBack', 'decisionReason',
   'createdByAdmin', 'answers', 'files', 'receipts', 'transitions', 'piiMasked',
 ];
@@ -160,7 +160,8 @@ describe('an existing application of the participant for the offer is reused', (
     expect(again.uuid).toBe(first.uuid);
     expect(again.status).toBe('waitlisted'); // fully booked: decided again, waitlisted
     await t.post(`/attendances/${other.uuid}/transition`, { transition: 'withdraw' });
-    // The running first-come phase moved the waiting list up (D10): the child now has the place.
+    await h.jobs.drain();
+    // The running first-come phase moved the waiting list up (D10, a job): the child now has the place.
     expect((await t.get(`/attendances/${first.uuid}`)).body.status).toBe('confirmed');
     const withdrawnOnce = await apply(t, offer.uuid, other.participant.uuid);
     expect(withdrawnOnce.uuid).toBe(other.uuid);

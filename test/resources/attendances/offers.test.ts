@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectProblem, startHarness, type Harness, type TestTenant } from '../../harness/harness.js';
+import { QUEUES } from '../../../src/platform/jobs/queue.js';
 import {
   createAccount, createOffer, createOrganiser, createParticipant, apply, firstcome, list, lot, newApplication, outbox, transitionOk,
 } from './helpers.js';
@@ -80,8 +81,11 @@ describe('a larger maxParticipants (D10)', () => {
     const w2 = await newApplication(u, offer.uuid, {}, { email: 'zwei@example.org' });
     const w3 = await newApplication(u, offer.uuid, {}, { email: 'drei@example.org' });
     const res = await u.patch(`/offers/${offer.uuid}`, { maxParticipants: 3 });
-    expect(res.body).toMatchObject({ vacancies: 0, fullyBooked: true });
-    expect(res.body.attendances).toMatchObject({ confirmed: 3, waitlisted: 1 });
+    expect(res.body).toMatchObject({ vacancies: 2, fullyBooked: false }); // as it is now; the refill is a job
+    await h.jobs.drain();
+    const after = (await u.get(`/offers/${offer.uuid}`)).body;
+    expect(after).toMatchObject({ vacancies: 0, fullyBooked: true });
+    expect(after.attendances).toMatchObject({ confirmed: 3, waitlisted: 1 });
     expect((await u.get(`/attendances/${w1.uuid}`)).body.status).toBe('confirmed');
     expect((await u.get(`/attendances/${w2.uuid}`)).body.status).toBe('confirmed');
     expect((await u.get(`/attendances/${w3.uuid}`)).body.status).toBe('waitlisted');
@@ -113,7 +117,14 @@ describe('POST /offers/{uuid}/refill', () => {
     // A request without a body or content type (optional-body action).
     const res = await u.request('POST', `/offers/${offer.uuid}/refill`);
     expect(res.status, res.text).toBe(202);
-    expect(res.body).toMatchObject({ uuid: offer.uuid, vacancies: 0, fullyBooked: true });
+    // Spec 1.11: 202 with the offer as it is now; the refill is a job, one queued per offer (D9).
+    expect(res.body).toMatchObject({ uuid: offer.uuid, vacancies: 2, fullyBooked: false });
+    expect((await u.request('POST', `/offers/${offer.uuid}/refill`)).status).toBe(202);
+    expect(h.jobs.pending().filter((j) => j.name === QUEUES.offerRefill && j.data.tenant === u.slug)).toEqual([
+      { name: QUEUES.offerRefill, data: { tenant: u.slug, offer: offer.uuid, notify: true } },
+    ]);
+    await h.jobs.drain();
+    expect((await u.get(`/offers/${offer.uuid}`)).body).toMatchObject({ vacancies: 0, fullyBooked: true });
     const items = await list(u, offer.uuid);
     expect(items.map((a) => [a.uuid, a.status])).toEqual([
       [items[0].uuid, 'confirmed'], [w1.uuid, 'confirmed'], [w2.uuid, 'confirmed'], [w3.uuid, 'waitlisted'], [waiting.uuid, 'waiting'],
@@ -122,6 +133,7 @@ describe('POST /offers/{uuid}/refill', () => {
     expect((await outbox(h, u)).map((m) => m.recipient)).toEqual(['w1@example.org', 'w2@example.org']);
     // Idempotent: nothing left to do.
     expect((await u.post(`/offers/${offer.uuid}/refill`, { notify: true })).status).toBe(202);
+    await h.jobs.drain();
     expect(await outbox(h, u)).toHaveLength(2);
   });
 
@@ -132,6 +144,7 @@ describe('POST /offers/{uuid}/refill', () => {
     await newApplication(u, offer.uuid, { status: 'waitlisted' }, { email: 'a@example.org' });
     await newApplication(u, offer.uuid, { status: 'waitlisted' }, { email: 'b@example.org' });
     expect((await u.post(`/offers/${offer.uuid}/refill`, { notify: false })).status).toBe(202);
+    await h.jobs.drain();
     expect((await list(u, offer.uuid)).map((a) => a.status)).toEqual(['confirmed', 'confirmed']);
     expect(await outbox(h, u)).toEqual([]);
   });

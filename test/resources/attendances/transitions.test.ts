@@ -185,6 +185,8 @@ describe('side effects', () => {
     expect([w1.status, w2.status]).toEqual([WL, WL]);
     const withdrawn = await transitionOk(u, c1.uuid, 'withdraw');
     expect(withdrawn.status).toBe(WD);
+    expect((await u.get(`/attendances/${w1.uuid}`)).body.status).toBe(WL); // until the refill job ran (D9)
+    await h.jobs.drain();
     const moved = (await u.get(`/attendances/${w1.uuid}`)).body;
     expect(moved).toMatchObject({ status: C, heldBack: false });
     expect(moved.decisionReason).toMatch(/Warteliste/);

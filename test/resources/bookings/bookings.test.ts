@@ -113,6 +113,7 @@ describe('charges follow the application (one reconciler, src/resources/bookings
     const second = await applyFor(t, offer.uuid, null, {});
     expect([first.status, second.status]).toEqual(['confirmed', 'waitlisted']);
     await transitionOk(t, first.uuid, 'withdraw');
+    await h.jobs.drain(); // the refill job (D9)
     expect((await getOk(t, `/attendances/${second.uuid}`)).status).toBe('confirmed');
     expect(await postingsOf(t, second.uuid)).toEqual([['charge', 700]]);
   });

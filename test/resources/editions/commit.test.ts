@@ -58,7 +58,7 @@ describe('POST /editions/{uuid}/commit', () => {
     expect((await applicationsOf(t, s.edition.uuid)).every((a) => a.heldBack)).toBe(true);
     expect((await t.get(`/bookings?edition=${s.edition.uuid}`)).body).toEqual([]);
 
-    expect(await h.jobs.drain()).toBe(1);
+    expect(await h.jobs.drain()).toBe(2); // the commit, then the send job of its e-mails
     const apps = await applicationsOf(t, s.edition.uuid);
     expect(apps).toHaveLength(5);
     for (const a of apps) {

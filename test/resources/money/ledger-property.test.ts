@@ -251,6 +251,8 @@ describe('ledgers over random sequences of transitions, receipts and reversals',
           stats.steps++;
           if (await run(w, s)) stats.ok++;
           else stats.refused++;
+          // Background refills (D9) run between steps, as a worker would.
+          await h.jobs.drain();
         }
         stats.receipts += w.receipts.length;
         await checkInvariants(w);

@@ -3,12 +3,14 @@ import { sql } from 'kysely';
 import { expectProblem, startHarness, type Harness, type TestTenant } from '../../harness/harness.js';
 import { uuidToBase58 } from '../../../src/platform/http/ids.js';
 import { category, edition, offer, organiser, transition } from './helpers.js';
+import { startImageServer, type ImageServer } from './image-server.js';
 
 let h: Harness;
 let t: TestTenant;
 let ed: any;
 let hostA: any;
 let hostB: any;
+let img: ImageServer;
 
 beforeAll(async () => {
   h = await startHarness();
@@ -16,8 +18,15 @@ beforeAll(async () => {
   ed = await edition(t, { name: 'Sommer', alias: 'sommer' });
   hostA = await organiser(t, 'Verein A');
   hostB = await organiser(t, 'Verein B');
+  // Media images are read by the server (issue 13): a local image server on the operator's allowlist.
+  img = await startImageServer();
+  process.env.MEDIA_FETCH_ALLOW_HOSTS = '127.0.0.1';
 });
-afterAll(() => h.close());
+afterAll(async () => {
+  delete process.env.MEDIA_FETCH_ALLOW_HOSTS;
+  await img.close();
+  await h.close();
+});
 
 describe('POST /offers', () => {
   it('creates a draft with every writable field, defaults and server-assigned question uuids', async () => {
@@ -27,7 +36,7 @@ describe('POST /offers', () => {
       teaser: 'Kicken', description: '**Markdown**', fee: 1200, minAge: 6, maxAge: 14, minParticipants: 4, maxParticipants: 20,
       applicationDeadline: '2027-06-30T23:59:00+02:00', applyText: 'Bitte anmelden', meetingPoint: 'Sportplatz',
       meetingAddress: 'Weg 1', meetingLat: 52.5, meetingLng: 13.4, bring: 'Schuhe', wheelchairAccessible: true,
-      media: ['https://img.example/a.jpg'], publish: 'private_link', comment: 'intern', contact: 'Herr X',
+      media: [`${img.base}/ok.jpg`], publish: 'private_link', comment: 'intern', contact: 'Herr X',
       applicationQuestions: [{ label: 'Schwimmer?', type: 'yn', required: true }],
       dates: [{ begin: '2027-07-01T10:00:00Z', end: '2027-07-01T12:00:00Z' }],
     });
@@ -37,7 +46,7 @@ describe('POST /offers', () => {
       name: 'Fußball für Große', alias: 'fussball-fuer-grosse', status: ['draft'], edition: { uuid: ed.uuid },
       hosts: [{ uuid: hostA.uuid }], categories: [{ uuid: cat.uuid }], fee: 1200, maxAge: 14, meetingLat: 52.5,
       wheelchairAccessible: true, requiresApplication: true, onlineApplication: true, publish: 'private_link',
-      applicationDeadline: '2027-06-30T23:59:00+02:00', media: ['https://img.example/a.jpg'], variants: [],
+      applicationDeadline: '2027-06-30T23:59:00+02:00', media: [`${img.base}/ok.jpg`], variants: [],
     });
     expect(b.dates[0]).toMatchObject({ begin: '2027-07-01T12:00:00+02:00', end: '2027-07-01T14:00:00+02:00' });
     expect(b.applicationQuestions).toEqual([{ uuid: expect.stringMatching(/^[0-9a-f-]{36}$/), label: 'Schwimmer?', type: 'yn', required: true }]);
@@ -182,6 +191,26 @@ describe('POST /offers/{uuid}/transition', () => {
     const p422 = expectProblem(await t.post(`/offers/${x.uuid}/transition`, { transition: 'explode' }), 422);
     expect(p422.detail).toMatch(/^transition: /);
     expectProblem(await t.post(`/offers/${x.uuid}/transition`, {}), 422);
+  });
+
+  it('takes the application transition\'s shape: notify and commit, null read as absent (spec 4.2, issue 13)', async () => {
+    const x = await offer(t, { name: 'Form', edition: ed.uuid });
+    const a = await t.post(`/offers/${x.uuid}/transition`, { transition: 'publish', notify: null, commit: null });
+    expect(a.status, a.text).toBe(200);
+    expect(a.body.status).toEqual(['published']);
+    const b = await t.post(`/offers/${x.uuid}/transition`, { transition: 'cancel', notify: false, commit: true });
+    expect(b.status, b.text).toBe(200);
+    const c = await t.post(`/offers/${x.uuid}/transition`, { transition: 'relaunch', notify: null, commit: false });
+    expect(c.status, c.text).toBe(200);
+    expect(c.body.status).toEqual(['published']);
+    // As on applications: notify true with commit false is refused, and so are wrong types.
+    const p = expectProblem(await t.post(`/offers/${x.uuid}/transition`, { transition: 'cancel', notify: true, commit: false }), 422);
+    expect(p.violations?.[0]).toMatchObject({ propertyPath: 'notify' });
+    expect(p.type).toBe(`/validation_errors/${p.violations?.[0].code}`);
+    const q = expectProblem(await t.post(`/offers/${x.uuid}/transition`, { transition: 'cancel', commit: 'yes' }), 422);
+    expect(q.violations?.[0]).toMatchObject({ propertyPath: 'commit' });
+    // Nothing changed by the refused requests.
+    expect((await t.get(`/offers/${x.uuid}`)).body.status).toEqual(['published']);
   });
 
   it('organisers may not cancel once the first date has begun, and see no transitions on foreign offers', async () => {

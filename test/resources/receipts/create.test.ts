@@ -20,6 +20,19 @@ beforeAll(async () => {
 afterAll(() => h.close());
 
 describe('POST /receipts', () => {
+  it('refuses a paidAt in the future with 422 (issue 13), takes one in the past or now', async () => {
+    const a = await dueApplication(t);
+    const future = DateTime.now().plus({ hours: 2 }).toISO();
+    const p = expectProblem(await t.post('/receipts', { items: [{ attendance: a.uuid }], paidAt: future }), 422);
+    expect(p.violations?.[0]).toMatchObject({ propertyPath: 'paidAt', message: 'This value must not be in the future.' });
+    expect(p.type).toBe(`/validation_errors/${p.violations?.[0].code}`);
+    const nextYear = `${year() + 1}-01-02T10:00:00+01:00`;
+    expectProblem(await t.post('/receipts', { items: [{ attendance: a.uuid }], paidAt: nextYear }), 422);
+    expect((await attendance(t, a.uuid)).paid).toBe(false);
+    const ok = await pay(t, [{ attendance: a.uuid }], { paidAt: DateTime.now().minus({ minutes: 1 }).toISO() });
+    expect(ok.number).toMatch(new RegExp(`^R-${year()}-`));
+  });
+
   it('pays the fee by default: 201 with number, debtor, items, total and paidAt; the application is paid', async () => {
     const u = await h.tenant();
     const a = await dueApplication(u, { fee: 1250 });
@@ -86,7 +99,7 @@ describe('POST /receipts', () => {
 
   it('the tenant\'s receiptNumberPrefix', async () => {
     const u = await h.tenant({ settings: { receiptNumberPrefix: 'FP{year}/' } });
-    expect((await pay(u, [{ attendance: (await dueApplication(u)).uuid }], { paidAt: '2027-03-01T10:00:00+01:00' })).number).toBe('FP2027/0001');
+    expect((await pay(u, [{ attendance: (await dueApplication(u)).uuid }], { paidAt: '2025-03-01T10:00:00+01:00' })).number).toBe('FP2025/0001');
     const v = await h.tenant({ settings: { receiptNumberPrefix: 'Q-' } });
     expect((await pay(v, [{ attendance: (await dueApplication(v)).uuid }])).number).toBe('Q-0001');
   });

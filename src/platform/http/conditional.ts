@@ -1,0 +1,125 @@
+import { createHash } from 'node:crypto';
+import type { Request, Response } from 'express';
+import type { AnyRouter } from '@trpc/server';
+import { Problem } from './problem.js';
+import type { TrpcContext } from './trpc.js';
+
+// Conditional requests (issue 13; RFC 9110 section 13), once for every route:
+// - every 200 answer to GET (single records and lists) and to PATCH carries a weak `ETag` computed over the
+//   response body: `W/"<base64url SHA-256, 22 characters>"`. The body is what this caller sees, so the tag
+//   differs between callers who see different fields (an organiser, an anonymous caller).
+// - `If-None-Match` on a GET: when one of its tags (or `*`) matches, 304 without a body (ETag, Cache-Control
+//   and Vary kept).
+// - `If-Match` on PATCH and DELETE: the current representation is read through the GET procedure of the same
+//   path, for the same caller; when none of the sent tags matches its ETag the answer is 412 problem+json and
+//   nothing is changed. Tags compare by their opaque value, `W/` ignored (our tags are weak, and RFC 9110's
+//   strong comparison would never match them). A record the GET cannot read (404, 403) leaves the request to
+//   its own answer. The check and the write are not one transaction: two writers with the same tag can both
+//   pass when they arrive at the same instant (optimistic check, as with most APIs).
+
+export function etagOf(body: string): string {
+  return `W/"${createHash('sha256').update(body).digest('base64url').slice(0, 22)}"`;
+}
+
+/** The opaque tags of an If-Match / If-None-Match header (`*` stays `*`). */
+export function parseTagList(header: string | undefined): string[] {
+  if (!header) return [];
+  const out: string[] = [];
+  const re = /\s*(\*|(?:W\/)?"[^"]*")\s*(?:,|$)/gy;
+  let m: RegExpExecArray | null;
+  while ((m = re.exec(header)) && m[0] !== '') out.push(m[1] === '*' ? '*' : m[1].replace(/^W\//, ''));
+  return out;
+}
+
+/** Whether `etag` is among the sent tags (weak comparison; `*` matches any current representation). */
+export function tagMatches(tags: readonly string[], etag: string): boolean {
+  const opaque = etag.replace(/^W\//, '');
+  return tags.some((t) => t === '*' || t === opaque);
+}
+
+type GetRoute = { re: RegExp; names: string[]; procedure: string; method: string; writes: boolean };
+
+/**
+ * The router's procedures by method and path template: GET ones to read the current representation of a
+ * path, PATCH/DELETE ones to know whether the path really writes (those that only answer 405 do not).
+ */
+export function getRoutes(router: AnyRouter): GetRoute[] {
+  const out: GetRoute[] = [];
+  const procs = router._def.procedures as Record<string, { _def: { meta?: { access?: string; openapi?: { method: string; path: string } } } }>;
+  for (const [name, proc] of Object.entries(procs)) {
+    const o = proc._def.meta?.openapi;
+    if (!o || !['GET', 'PATCH', 'DELETE'].includes(o.method)) continue;
+    const names: string[] = [];
+    const pattern = o.path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\\?\{([^}]+)\\?\}/g, (_, n: string) => {
+      names.push(n);
+      return '([^/]+)';
+    });
+    out.push({ re: new RegExp(`^${pattern}/?$`), names, procedure: name, method: o.method, writes: proc._def.meta?.access === 'write' });
+  }
+  return out;
+}
+
+/** Wraps `res.end` so that a GET or PATCH 200 answer gets its ETag, and a matching If-None-Match a 304. */
+export function tagResponses(req: Request, res: Response): void {
+  const method = req.method;
+  if (method !== 'GET' && method !== 'PATCH') return;
+  const ifNoneMatch = method === 'GET' ? parseTagList(req.headers['if-none-match'] as string | undefined) : [];
+  const end = res.end.bind(res) as (...args: unknown[]) => Response;
+  (res as { end: unknown }).end = (...args: unknown[]) => {
+    const [chunk] = args;
+    if (res.statusCode === 200 && (typeof chunk === 'string' || Buffer.isBuffer(chunk)) && !res.headersSent) {
+      const etag = etagOf(typeof chunk === 'string' ? chunk : chunk.toString('utf8'));
+      res.setHeader('ETag', etag);
+      if (ifNoneMatch.length > 0 && tagMatches(ifNoneMatch, etag)) {
+        res.statusCode = 304;
+        res.removeHeader('Content-Type');
+        res.removeHeader('Content-Length');
+        return end();
+      }
+    }
+    return end(...args);
+  };
+}
+
+/**
+ * For PATCH and DELETE with If-Match: 412 unless the current representation (the GET of the same path, for
+ * this caller) has one of the sent tags. `path` is below the base path, without the query.
+ */
+export async function checkIfMatch(
+  req: Request, routes: GetRoute[], router: AnyRouter, path: string, buildContext: () => TrpcContext,
+): Promise<void> {
+  if (req.method !== 'PATCH' && req.method !== 'DELETE') return;
+  const header = req.headers['if-match'] as string | undefined;
+  if (header === undefined) return;
+  const tags = parseTagList(header);
+  if (tags.length === 0) throw new Problem(400, 'If-Match: expected "*" or a list of entity tags such as W/"…".');
+  // Only a path that really writes is checked (a PATCH that only answers 405 keeps its 405).
+  if (!routes.some((r) => r.method === req.method && r.writes && r.re.test(path))) return;
+  let route: GetRoute | undefined;
+  let m: RegExpExecArray | null = null;
+  for (const r of routes) {
+    if (r.method !== 'GET') continue;
+    m = r.re.exec(path);
+    if (m) {
+      route = r;
+      break;
+    }
+  }
+  if (!route || !m) return;
+  const input: Record<string, string> = {};
+  route.names.forEach((n, i) => {
+    input[n] = decodeURIComponent(m![i + 1]);
+  });
+  let current: unknown;
+  try {
+    const caller = router.createCaller(buildContext()) as Record<string, unknown>;
+    const fn = route.procedure.split('.').reduce<unknown>((acc, k) => (acc as Record<string, unknown>)[k], caller) as (i: unknown) => Promise<unknown>;
+    current = await fn(input);
+  } catch {
+    return; // the write gives its own answer (404, 403)
+  }
+  const etag = etagOf(JSON.stringify(current));
+  if (!tagMatches(tags, etag)) {
+    throw new Problem(412, `The record was changed since you read it (If-Match does not match its current ETag ${etag}); read it again and retry.`, undefined, { ETag: etag });
+  }
+}

@@ -1,0 +1,114 @@
+import { createHash } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Request, Response } from 'express';
+import type { Logger } from '../logging/logger.js';
+import { qualified, sql, type Executor } from '../db/sql.js';
+import { badRequest, conflict, unprocessable } from './problem.js';
+
+// Idempotency-Key on every POST (issue 13; as Stripe and pretix do), once for every route:
+// - A POST with an `Idempotency-Key` header (1-255 visible ASCII characters) and a valid token claims the key
+//   for that token (table `idempotency_keys` in the tenant's schema, so per token and per tenant) before any
+//   work. Its answer (status, body, `Content-Type`, `Location`, `Allow`, `WWW-Authenticate`) is stored when it
+//   is sent; a 5xx is not stored (the key is released, so a retry does the work).
+// - A retry with the same key, the same method, path and body gets the stored answer again, with
+//   `Idempotent-Replayed: true`, and nothing is done twice.
+// - The same key with another method, path or body: 422 (the key belongs to another request).
+// - A duplicate arriving while the first is still running waits for its answer (polling, up to
+//   `WAIT_MS`), then replays it; still running after that: 409 (retry later).
+// - Keys are kept 24 hours from their first use; older ones are forgotten (deleted when the token uses a key).
+// - Requests without a token, and methods other than POST, ignore the header.
+export const IDEMPOTENCY_TTL_HOURS = 24;
+const WAIT_MS = 10_000;
+const POLL_MS = 50;
+const REPLAYED_HEADERS = ['content-type', 'location', 'allow', 'www-authenticate'] as const;
+const KEY_RE = /^[\x21-\x7e]{1,255}$/;
+
+type Stored = { fingerprint: string; status: number | null; headers: Record<string, string>; body: string | null };
+
+export function requestFingerprint(method: string, url: string, body: unknown): string {
+  return createHash('sha256').update(`${method} ${url}\n${JSON.stringify(body ?? null)}`).digest('base64url');
+}
+
+/**
+ * Handles the Idempotency-Key of a POST: `true` when the stored answer was sent (the caller stops), `false`
+ * when the request goes on (its answer is then recorded). Throws a Problem for a malformed key (400), a key
+ * used for another request (422) or one still in progress (409).
+ */
+export async function idempotency(
+  req: Request, res: Response, opts: { db: Executor; schema: string; tokenId: string | null; log: Logger },
+): Promise<boolean> {
+  const header = req.headers['idempotency-key'];
+  if (req.method !== 'POST' || header === undefined || !opts.tokenId) return false;
+  const key = Array.isArray(header) ? header[0] : header;
+  if (!KEY_RE.test(key)) throw badRequest('Idempotency-Key: expected 1 to 255 visible ASCII characters, for example a UUID.');
+  const { db, schema, tokenId } = opts;
+  const table = qualified(schema, 'idempotency_keys');
+  const fingerprint = requestFingerprint(req.method, req.url, req.body);
+  const ttl = sql`now() - make_interval(hours => ${IDEMPOTENCY_TTL_HOURS})`;
+
+  await sql`delete from ${table} where token_uuid = ${tokenId}::uuid and created_at < ${ttl}`.execute(db);
+  const claimed = await sql<{ key: string }>`insert into ${table} (token_uuid, key, fingerprint) values (${tokenId}::uuid, ${key}, ${fingerprint})
+    on conflict do nothing returning key`.execute(db);
+  if (claimed.rows.length > 0) {
+    record(res, { db, table, tokenId, key, log: opts.log });
+    return false;
+  }
+
+  const deadline = Date.now() + WAIT_MS;
+  for (;;) {
+    const found = await sql<Stored>`select fingerprint, status, headers, body from ${table}
+      where token_uuid = ${tokenId}::uuid and key = ${key} and created_at >= ${ttl}`.execute(db);
+    const row = found.rows[0];
+    if (!row) {
+      // Released (the first answer was a 5xx) or expired meanwhile: claim it now.
+      return idempotency(req, res, opts);
+    }
+    if (row.fingerprint !== fingerprint) {
+      throw unprocessable('Idempotency-Key: this key was already used for another request (method, path or body) in the last 24 hours; send a new key.');
+    }
+    if (row.status !== null) {
+      res.statusCode = row.status;
+      for (const [k, v] of Object.entries(row.headers ?? {})) res.setHeader(k, v);
+      res.setHeader('Idempotent-Replayed', 'true');
+      if (row.status === 204 || row.body === null) res.end();
+      else res.end(row.body);
+      return true;
+    }
+    if (Date.now() >= deadline) {
+      throw conflict('Idempotency-Key: a request with this key is still in progress; retry later with the same key.');
+    }
+    await sleep(POLL_MS);
+  }
+}
+
+/** Stores the answer of the request that claimed the key when it is sent; a 5xx releases the key. */
+function record(res: Response, o: { db: Executor; table: ReturnType<typeof qualified>; tokenId: string; key: string; log: Logger }): void {
+  const end = res.end.bind(res) as (...args: unknown[]) => Response;
+  let done = false;
+  (res as { end: unknown }).end = (...args: unknown[]) => {
+    if (!done) {
+      done = true;
+      const [chunk] = args;
+      const body = typeof chunk === 'string' ? chunk : Buffer.isBuffer(chunk) ? chunk.toString('utf8') : null;
+      const status = res.statusCode;
+      const headers: Record<string, string> = {};
+      for (const h of REPLAYED_HEADERS) {
+        const v = res.getHeader(h);
+        if (v !== undefined) headers[h] = String(v);
+      }
+      const write = status >= 500
+        ? sql`delete from ${o.table} where token_uuid = ${o.tokenId}::uuid and key = ${o.key}`
+        : sql`update ${o.table} set status = ${status}, headers = ${JSON.stringify(headers)}::jsonb, body = ${body}, completed_at = now()
+            where token_uuid = ${o.tokenId}::uuid and key = ${o.key}`;
+      write.execute(o.db).catch((err: unknown) => o.log.error({ err }, 'idempotency: could not record the answer'));
+    }
+    return end(...args);
+  };
+  // A connection closed before any answer was sent: release the key (nothing to replay).
+  res.on('close', () => {
+    if (done) return;
+    done = true;
+    sql`delete from ${o.table} where token_uuid = ${o.tokenId}::uuid and key = ${o.key} and status is null`
+      .execute(o.db).catch((err: unknown) => o.log.error({ err }, 'idempotency: could not release the key'));
+  });
+}

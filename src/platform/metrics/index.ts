@@ -1,0 +1,186 @@
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { AnyRouter } from '@trpc/server';
+import type { Executor } from '../db/sql.js';
+import { sql } from '../db/sql.js';
+
+// `/metrics` in Prometheus text format (prom-client), one registry per app. Labels are bounded: the route
+// template (from the router's own paths, never the raw URL), the method, the status, the queue name; no
+// tenant label (a provider may host hundreds of municipalities) except where noted.
+
+export type OutboxStats = { backlog: number; failed?: number; oldestSeconds?: number };
+export type OutboxSource = () => Promise<OutboxStats>;
+
+export type Metrics = {
+  registry: Registry;
+  /** Records a finished HTTP request (route template, status, seconds). */
+  observeRequest(method: string, route: string, status: number, seconds: number): void;
+  /** A 429: `policy` is the RateLimit-Policy's name (`token` or `anonymous`). */
+  rateLimitRefused(policy: string): void;
+  /** Points the outbox gauges at a function (the outbox module owns the query). */
+  setOutboxSource(source: OutboxSource | null): void;
+  /** `up` 1 or 0: whether the database answers (the outage tracker sets it). */
+  setDatabaseUp(up: boolean): void;
+  /** The route template of a path below the tenant's base path, or `other`. */
+  routeOf(method: string, pathBelowBase: string): string;
+  render(): Promise<string>;
+  contentType: string;
+};
+
+const JOB_STATES = ['created', 'retry', 'active', 'completed', 'cancelled', 'failed'] as const;
+
+export function createMetrics(opts: {
+  db: Executor; router?: AnyRouter; registrySize?: () => Promise<number>; defaultMetrics?: boolean;
+  /** How long one read of pg-boss's tables serves scrapes (every API pod is scraped): METRICS_JOBS_CACHE_MS, 5 s. */
+  jobsCacheMs?: number;
+}): Metrics {
+  const jobsCacheMs = opts.jobsCacheMs ?? Number(process.env.METRICS_JOBS_CACHE_MS ?? 5000);
+  const registry = new Registry();
+  if (opts.defaultMetrics !== false) collectDefaultMetrics({ register: registry, prefix: 'hp_' });
+
+  const requests = new Counter({ name: 'hp_http_requests_total', help: 'HTTP requests by method, route template and status', labelNames: ['method', 'route', 'status'] as const, registers: [registry] });
+  const duration = new Histogram({
+    name: 'hp_http_request_duration_seconds',
+    help: 'HTTP request latency by method and route template',
+    labelNames: ['method', 'route'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+    registers: [registry],
+  });
+  const refusals = new Counter({ name: 'hp_rate_limit_refusals_total', help: 'Requests refused with 429, by policy (token or anonymous)', labelNames: ['policy'] as const, registers: [registry] });
+  const dbUp = new Gauge({ name: 'hp_database_up', help: '1 while the database answers, 0 during an outage seen by requests', registers: [registry] });
+  dbUp.set(1);
+
+  new Gauge({
+    name: 'hp_registry_tenants',
+    help: 'Municipalities in the tenant registry (this process\'s snapshot)',
+    registers: [registry],
+    async collect() {
+      if (opts.registrySize) this.set(await opts.registrySize().catch(() => NaN));
+    },
+  });
+
+  // Jobs, read from pg-boss's tables (every process sees the same queue): counts by queue and state, and
+  // the age of the oldest job still waiting to run (created or retry) per queue.
+  let jobsRead: Promise<{ counts: { name: string; state: string; n: number }[]; ages: { name: string; age: number }[] }> | null = null;
+  const readJobs = () => (jobsRead ??= (async () => {
+    try {
+      const counts = await sql<{ name: string; state: string; n: number }>`
+        select name, state::text as state, count(*)::int as n from pgboss.job group by name, state`.execute(opts.db);
+      const ages = await sql<{ name: string; age: number }>`
+        select name, extract(epoch from now() - min(created_on))::float8 as age
+        from pgboss.job where state in ('created', 'retry') group by name`.execute(opts.db);
+      return { counts: counts.rows, ages: ages.rows };
+    } finally {
+      setTimeout(() => (jobsRead = null), jobsCacheMs).unref();
+    }
+  })());
+  new Gauge({
+    name: 'hp_jobs',
+    help: 'Background jobs by queue and state (pg-boss)',
+    labelNames: ['queue', 'state'] as const,
+    registers: [registry],
+    async collect() {
+      this.reset();
+      const { counts } = await readJobs().catch(() => ({ counts: [] as { name: string; state: string; n: number }[] }));
+      const queues = new Set(counts.map((c) => c.name));
+      for (const q of queues) for (const s of JOB_STATES) this.set({ queue: q, state: s }, 0);
+      for (const c of counts) this.set({ queue: c.name, state: c.state }, c.n);
+    },
+  });
+  new Gauge({
+    name: 'hp_jobs_oldest_waiting_seconds',
+    help: 'Age of the oldest job waiting to run (created or retry), by queue',
+    labelNames: ['queue'] as const,
+    registers: [registry],
+    async collect() {
+      this.reset();
+      const { ages } = await readJobs().catch(() => ({ ages: [] as { name: string; age: number }[] }));
+      for (const a of ages) this.set({ queue: a.name }, a.age);
+    },
+  });
+
+  let outboxSource: OutboxSource | null = null;
+  let outboxRead: Promise<OutboxStats | null> | null = null;
+  const readOutbox = () => (outboxRead ??= (async () => {
+    try {
+      return outboxSource ? await outboxSource() : null;
+    } catch {
+      return null;
+    } finally {
+      setTimeout(() => (outboxRead = null), 0);
+    }
+  })());
+  // Registered only once a source is set: an unknown backlog is absent, not 0.
+  const outboxGauges: Gauge[] = [];
+  outboxGauges.push(new Gauge({
+    name: 'hp_outbox_backlog',
+    help: 'E-mails queued in the outbox and not yet sent (all tenants)',
+    registers: [],
+    async collect() {
+      const s = await readOutbox();
+      if (s) this.set(s.backlog);
+    },
+  }));
+  outboxGauges.push(new Gauge({
+    name: 'hp_outbox_failed',
+    help: 'Outbox e-mails whose last attempt failed (all tenants)',
+    registers: [],
+    async collect() {
+      const s = await readOutbox();
+      if (s?.failed !== undefined) this.set(s.failed);
+    },
+  }));
+  outboxGauges.push(new Gauge({
+    name: 'hp_outbox_oldest_seconds',
+    help: 'Age of the oldest unsent outbox e-mail',
+    registers: [],
+    async collect() {
+      const s = await readOutbox();
+      if (s?.oldestSeconds !== undefined) this.set(s.oldestSeconds);
+    },
+  }));
+
+  const routes = routeTable(opts.router);
+  return {
+    registry,
+    observeRequest(method, route, status, seconds) {
+      requests.inc({ method, route, status: String(status) });
+      duration.observe({ method, route }, seconds);
+    },
+    rateLimitRefused(policy) {
+      refusals.inc({ policy: policy === 'token' ? 'token' : 'anonymous' });
+    },
+    setOutboxSource(source) {
+      outboxSource = source;
+      for (const g of outboxGauges) {
+        const name = (g as unknown as { name: string }).name;
+        const registered = registry.getSingleMetric(name);
+        if (source && !registered) registry.registerMetric(g);
+        if (!source && registered) registry.removeSingleMetric(name);
+      }
+    },
+    setDatabaseUp(up) {
+      dbUp.set(up ? 1 : 0);
+    },
+    routeOf(method, path) {
+      for (const r of routes) if ((r.method === method || (method === 'HEAD' && r.method === 'GET')) && r.re.test(path)) return r.template;
+      return 'other';
+    },
+    render: () => registry.metrics(),
+    contentType: registry.contentType,
+  };
+}
+
+/** `/offers/{uuid}/transition` → a regex over the path below the base path. */
+function routeTable(router?: AnyRouter): { method: string; re: RegExp; template: string }[] {
+  if (!router) return [];
+  const out: { method: string; re: RegExp; template: string }[] = [];
+  for (const proc of Object.values(router._def.procedures as Record<string, { _def: { meta?: { openapi?: { path: string; method: string } } } }>)) {
+    const o = proc._def.meta?.openapi;
+    if (!o) continue;
+    const template = o.path.startsWith('/') ? o.path : `/${o.path}`;
+    const re = new RegExp(`^${template.split('/').map((seg) => (seg.startsWith('{') ? '[^/]+' : seg.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))).join('/')}/?$`);
+    out.push({ method: o.method.toUpperCase(), re, template });
+  }
+  // Literal segments before parameters: `/offers/{uuid}` must not swallow a fixed word.
+  return out.sort((a, b) => (b.template.match(/\{/g)?.length ?? 0) < (a.template.match(/\{/g)?.length ?? 0) ? 1 : -1);
+}

@@ -1,0 +1,54 @@
+import { tenantMigrations } from '../../../migrations/index.js';
+import { assertSchemaName, qualified, sql, unionAll, type Executor } from '../db/sql.js';
+
+// Issue 10 (a thousand municipalities): which tenant schemas are behind, found without touching each schema
+// with the migrator. One catalog query lists the schemas that have a migrations table; then one statement per
+// 200 schemas (a `union all` over `<schema>.mikro_orm_migrations`, schema-qualified, names validated)
+// returns the names applied in each. A schema is up to date when every expected migration is applied.
+
+export async function appliedMigrations(db: Executor, schemas: string[]): Promise<Map<string, string[]>> {
+  const applied = new Map<string, string[]>();
+  for (const s of schemas) assertSchemaName(s);
+  if (schemas.length === 0) return applied;
+  const withTable = await sql<{ schema: string }>`
+    select n.nspname as schema from pg_catalog.pg_namespace n join pg_catalog.pg_class c on c.relnamespace = n.oid
+    where c.relname = 'mikro_orm_migrations' and c.relkind in ('r', 'p') and n.nspname = any(${schemas}::text[])`.execute(db);
+  const present = withTable.rows.map((r) => r.schema);
+  for (const s of present) applied.set(s, []);
+  const rows = await unionAll<string, { schema: string; name: string }>(db, present,
+    (s) => sql`select ${s}::text as schema, name from ${qualified(s, 'mikro_orm_migrations')}`);
+  for (const r of rows) applied.get(r.schema)!.push(r.name);
+  return applied;
+}
+
+/** The schemas (of those given) that miss a migration of `expected` or have no migrations table at all. */
+export async function schemasBehind(db: Executor, schemas: string[], expected: readonly { name: string }[] = tenantMigrations): Promise<Set<string>> {
+  const applied = await appliedMigrations(db, schemas);
+  const behind = new Set<string>();
+  for (const s of schemas) {
+    const names = applied.get(s);
+    // MikroORM stores names with or without an extension depending on the version; compare without one.
+    const have = new Set((names ?? []).map((n) => n.replace(/\.[jt]s$/, '')));
+    if (!names || expected.some((m) => !have.has(m.name))) behind.add(s);
+  }
+  return behind;
+}
+
+/** Runs `work` over `items` with at most `limit` at once; results in input order. */
+export async function mapLimit<T, R>(items: T[], limit: number, work: (item: T, index: number) => Promise<R>): Promise<R[]> {
+  const results = new Array<R>(items.length);
+  let next = 0;
+  const lanes = Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, async () => {
+    while (next < items.length) {
+      const i = next++;
+      results[i] = await work(items[i]!, i);
+    }
+  });
+  await Promise.all(lanes);
+  return results;
+}
+
+export function migrateConcurrency(env: NodeJS.ProcessEnv = process.env): number {
+  const n = Number(env.MIGRATE_CONCURRENCY ?? 4);
+  return Number.isInteger(n) && n >= 1 ? Math.min(n, 16) : 4;
+}

@@ -1,0 +1,106 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import http from 'node:http';
+import pg from 'pg';
+
+// Real service processes for the deployment tests: `src/main.ts` (or the compiled `dist/src/main.js`) as
+// child processes, the operator CLI, a Host-aware HTTP client (node:http: fetch drops a custom Host).
+
+export type ServiceProcess = {
+  child: ChildProcess;
+  port: number;
+  output: () => string;
+  exited: Promise<number | null>;
+  /** Resolves when the process logged that it serves (api, all) or works (worker). */
+  ready: (ms?: number) => Promise<void>;
+  stop: () => Promise<number | null>;
+};
+
+export function entryArgs(compiled = false): string[] {
+  return compiled ? ['dist/src/main.js'] : ['--import', 'tsx', 'src/main.ts'];
+}
+
+export function startService(opts: { role: 'api' | 'worker' | 'all'; port: number; env: Record<string, string>; compiled?: boolean }): ServiceProcess {
+  const child = spawn(process.execPath, [...entryArgs(opts.compiled), '--role', opts.role], {
+    env: { ...process.env, LOG_LEVEL: 'info', PORT: String(opts.port), ...opts.env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  child.stdout!.on('data', (c) => (out += c));
+  child.stderr!.on('data', (c) => (out += c));
+  const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+  let exitCode: number | null | undefined;
+  void exited.then((c) => (exitCode = c));
+  const ready = async (ms = 90_000) => {
+    const deadline = Date.now() + ms;
+    while (!/listening on|workers started/.test(out)) {
+      if (exitCode !== undefined) throw new Error(`${opts.role} exited ${exitCode} before it was ready:\n${out.slice(-3000)}`);
+      if (Date.now() > deadline) throw new Error(`${opts.role} not ready within ${ms} ms:\n${out.slice(-3000)}`);
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  };
+  const stop = async () => {
+    if (exitCode === undefined) child.kill('SIGTERM');
+    const t = setTimeout(() => child.kill('SIGKILL'), 20_000);
+    const code = await exited;
+    clearTimeout(t);
+    return code;
+  };
+  return { child, port: opts.port, output: () => out, exited, ready, stop };
+}
+
+export function runCli(args: string[], env: Record<string, string>): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli/index.ts', ...args], {
+      env: { ...process.env, LOG_LEVEL: 'warn', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c) => (stdout += c));
+    child.stderr.on('data', (c) => (stderr += c));
+    child.on('exit', (code) => resolve({ code, stdout, stderr }));
+  });
+}
+
+export type HttpResult = { status: number; headers: http.IncomingHttpHeaders; body: any; text: string };
+
+export function httpRequest(port: number, method: string, path: string, opts: { host?: string; token?: string; body?: unknown; headers?: Record<string, string> } = {}): Promise<HttpResult> {
+  return new Promise((resolve, reject) => {
+    const headers: Record<string, string> = { host: opts.host ?? 'localhost', ...(opts.headers ?? {}) };
+    if (opts.token) headers.authorization = `Bearer ${opts.token}`;
+    const payload = opts.body === undefined ? undefined : JSON.stringify(opts.body);
+    if (payload !== undefined) {
+      headers['content-type'] = 'application/json';
+      headers['content-length'] = String(Buffer.byteLength(payload));
+    }
+    const req = http.request({ host: '127.0.0.1', port, method, path, headers }, (res) => {
+      let text = '';
+      res.on('data', (c) => (text += c));
+      res.on('end', () => {
+        let body: any;
+        try { body = text ? JSON.parse(text) : undefined; } catch { body = undefined; }
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body, text });
+      });
+    });
+    req.on('error', reject);
+    if (payload !== undefined) req.write(payload);
+    req.end();
+  });
+}
+
+/** Runs `query` on the server of `databaseUrl` (its `postgres` database): create/drop throwaway databases. */
+export async function adminQuery(databaseUrl: string, query: string): Promise<void> {
+  const c = new pg.Client({ connectionString: new URL('/postgres', databaseUrl).toString() });
+  await c.connect();
+  try { await c.query(query); } finally { await c.end(); }
+}
+
+export async function queryDb<T = any>(databaseUrl: string, query: string, params: unknown[] = []): Promise<T[]> {
+  const c = new pg.Client({ connectionString: databaseUrl });
+  await c.connect();
+  try { return (await c.query(query, params)).rows as T[]; } finally { await c.end(); }
+}
+
+export function randomPort(): number {
+  return 20000 + Math.floor(Math.random() * 30000);
+}

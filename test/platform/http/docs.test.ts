@@ -1,0 +1,69 @@
+import { existsSync } from 'node:fs';
+import { chromium, type Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startHarness, type Harness, type TestTenant } from '../../harness/harness.js';
+
+// Issue 12: `<base>/docs`, the municipality's interactive API reference (Scalar from its npm package),
+// checked in real headless Chromium (Debian's `chromium`; .ci/run installs it).
+const CHROMIUM = process.env.CHROMIUM_PATH ?? ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => existsSync(p));
+if (!CHROMIUM) console.warn('[test] no chromium found (apt-get install chromium): the browser check of /docs is skipped');
+
+let h: Harness;
+let t: TestTenant;
+let browser: Browser | undefined;
+
+beforeAll(async () => {
+  h = await startHarness();
+  t = await h.tenant({ name: 'Ferienprogramm Teststadt' });
+});
+afterAll(async () => {
+  await browser?.close();
+  await h.close();
+});
+
+describe('GET <base>/docs', () => {
+  it('serves the page and the bundle without a token, with a policy that keeps everything on this host', async () => {
+    const page = await t.get('/docs', { token: null });
+    expect(page.status).toBe(200);
+    expect(page.headers['content-type']).toContain('text/html');
+    expect(page.text).toContain('Ferienprogramm Teststadt: API reference');
+    expect(page.text).toContain(`${t.basePath === '/' ? '' : t.basePath}/docs/scalar.js`);
+    expect(page.text).not.toMatch(/https:\/\/(cdn|fonts)\./);
+    expect(page.headers['content-security-policy']).toContain("script-src 'self'");
+    expect(page.headers['content-security-policy']).toContain("connect-src 'self'");
+    const bundle = await t.get('/docs/scalar.js', { token: null });
+    expect(bundle.status).toBe(200);
+    expect(bundle.headers['content-type']).toContain('javascript');
+    expect(bundle.text.length).toBeGreaterThan(1_000_000);
+  });
+
+  it.skipIf(!CHROMIUM)('renders in headless Chromium and lists every operation of the document', async () => {
+    const doc = (await t.get('/openapi.json', { token: null })).body;
+    const operations = Object.values<any>(doc.paths).flatMap((ops) => Object.values<any>(ops));
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--no-sandbox', `--host-resolver-rules=MAP ${t.host} 127.0.0.1`],
+    });
+    const page = await browser.newPage();
+    const problems: string[] = [];
+    // A failed resource is reported by its response below, with its URL.
+    page.on('console', (m) => { if (m.type() === 'error' && !m.text().startsWith('Failed to load resource')) problems.push(m.text()); });
+    page.on('response', (r) => { if (r.status() >= 400) problems.push(`${r.status()} ${r.url()}`); });
+    page.on('pageerror', (e) => problems.push(e.message));
+    page.on('requestfailed', (r) => problems.push(`${r.url()} ${r.failure()?.errorText}`));
+    const base = t.basePath === '/' ? '' : t.basePath;
+    const res = await page.goto(`http://${t.host}:${h.port}${base}/docs`, { waitUntil: 'networkidle' });
+    expect(res?.status()).toBe(200);
+    // Runs in the page (no DOM types in this project's compiler settings).
+    const bodyText = 'document.body.innerText';
+    await page.waitForFunction(`${bodyText}.includes('Holiday Programme Service API')`, undefined, { timeout: 30_000 });
+    await page.screenshot({ path: '.data/docs.png' }); // for a human look at CI's artefacts
+    // Every operation's summary is on the page (sidebar and sections).
+    const text = await page.evaluate<string>(bodyText);
+    // The error bodies are documented with their examples.
+    expect(text).toContain('application/problem+json');
+    const missing = operations.map((o) => o.summary as string).filter((s) => !text.includes(s));
+    expect(missing).toEqual([]);
+    expect(problems.filter((p) => !/favicon/.test(p))).toEqual([]);
+  }, 120_000);
+});

@@ -1,0 +1,98 @@
+import { Validator } from '@seriousme/openapi-schema-validator';
+import { describe, expect, it } from 'vitest';
+import { ATTENDANCE_STATES } from '../../../src/domain/attendance-states.js';
+import { OFFER_TRANSITIONS } from '../../../src/domain/offer-workflow.js';
+import { buildOpenApiDocument } from '../../../src/platform/http/openapi-document.js';
+import { appRouter } from '../../../src/router.js';
+
+// Issue 12: the document a client generator reads (openapi-typescript in clients/typescript).
+const doc = buildOpenApiDocument(appRouter, 'https://demo.example/api') as any;
+const op = (method: string, path: string) => doc.paths[path][method];
+const param = (method: string, path: string, name: string) => op(method, path).parameters.find((p: any) => p.name === name);
+const operations = Object.entries<any>(doc.paths).flatMap(([path, ops]) => Object.entries<any>(ops).map(([method, o]) => ({ path, method, o })));
+
+describe('the OpenAPI document', () => {
+  it('is valid OpenAPI 3.1', async () => {
+    const result = await new Validator().validate(doc);
+    expect(result.errors ?? []).toEqual([]);
+  });
+
+  it('names a component schema for every resource, and no stale trpc-to-openapi error shapes', () => {
+    const names = Object.keys(doc.components.schemas);
+    for (const n of ['Offer', 'Attendance', 'Edition', 'Organiser', 'Category', 'Account', 'Participant', 'Receipt', 'Debtor', 'Ledger', 'Booking', 'Problem', 'Reference', 'AttendanceCounts', 'Task', 'Allocation', 'BookEntry', 'ReceiptItem']) {
+      expect(names).toContain(n);
+    }
+    expect(names.filter((n) => n.startsWith('error.'))).toEqual([]);
+    expect(op('get', '/offers/{uuid}').responses['200'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/Offer' });
+    expect(op('get', '/receipts').responses['200'].content['application/json'].schema).toEqual({ type: 'array', items: { $ref: '#/components/schemas/Receipt' } });
+  });
+
+  it('types query parameters: integers with defaults, booleans, enums and comma-separated enum lists', () => {
+    expect(param('get', '/offers', 'itemsPerPage').schema).toEqual({ type: 'integer', minimum: 1, maximum: 200, default: 30 });
+    expect(param('get', '/offers', 'page').schema).toMatchObject({ type: 'integer', minimum: 1, default: 1 });
+    expect(param('get', '/offers', 'sort').schema).toEqual({ type: 'string', enum: ['name', 'begin', 'fee', 'createdAt', 'modifiedAt'] });
+    expect(param('get', '/offers', 'order').schema).toEqual({ type: 'string', enum: ['asc', 'desc'], default: 'asc' });
+    const status = param('get', '/offers', 'status');
+    expect(status).toMatchObject({ style: 'form', explode: false, schema: { type: 'array', items: { enum: ['draft', 'completed', 'reviewed', 'published', 'cancelled', 'unpublished'] } } });
+    const booleans = operations.flatMap(({ o }) => (o.parameters ?? []).filter((p: any) => p.schema?.type === 'boolean'));
+    expect(booleans.length).toBeGreaterThan(0);
+    for (const { o } of operations) for (const p of o.parameters ?? []) expect(p.schema.description ?? '', p.name).not.toMatch(/^(one of|comma-separated|whole number)/);
+  });
+
+  it('marks optional bodies as not required, names transitions and defaults, and takes merge patches', () => {
+    for (const [m, p] of [['post', '/offers/{uuid}/refill'], ['post', '/editions/{uuid}/allocate'], ['post', '/editions/{uuid}/commit'], ['post', '/offers/{uuid}/copy'], ['post', '/offers/{uuid}/variant'], ['post', '/receipts/{uuid}/reverse']]) {
+      expect(op(m, p).requestBody.required, p).toBe(false);
+    }
+    expect(op('post', '/categories').requestBody.required).toBe(true);
+    expect(op('post', '/offers/{uuid}/transition').requestBody.content['application/json'].schema.properties.transition.enum).toEqual([...OFFER_TRANSITIONS]);
+    expect(op('post', '/attendances/{uuid}/transition').requestBody.content['application/json'].schema.properties.transition.enum).toContain('withdraw');
+    expect(op('post', '/offers/{uuid}/refill').requestBody.content['application/json'].schema.properties.notify.default).toBe(true);
+    for (const { method, o, path } of operations.filter((x) => x.method === 'patch' && x.o.requestBody)) {
+      expect(Object.keys(o.requestBody.content), path).toEqual(['application/merge-patch+json', 'application/json']);
+    }
+  });
+
+  it('lists the errors each operation really returns, as problem+json with an example and headers', () => {
+    const statuses = (m: string, p: string) => Object.keys(op(m, p).responses).filter((s) => s >= '400');
+    expect(statuses('get', '/offers')).toEqual(['400', '401', '429', '503']);
+    expect(statuses('get', '/categories/{uuid}')).toEqual(['401', '403', '404', '429', '503']);
+    expect(statuses('delete', '/offers/{uuid}')).toEqual(['401', '403', '404', '409', '412', '429', '503']);
+    expect(statuses('patch', '/offers/{uuid}')).toContain('412');
+    expect(Object.keys(op('get', '/offers/{uuid}').responses)).toContain('304');
+    expect(statuses('post', '/categories')).toEqual(['400', '401', '403', '413', '415', '422', '429', '503']);
+    expect(op('get', '/offers').responses['503'].headers['Retry-After']).toBeDefined();
+    for (const { o, path, method } of operations) {
+      for (const [s, r] of Object.entries<any>(o.responses)) {
+        expect(r.headers.RateLimit, `${method} ${path} ${s}`).toEqual({ $ref: '#/components/headers/RateLimit' });
+        if (s < '400') continue;
+        expect(r.content['application/problem+json'].example.status).toBe(Number(s));
+      }
+      if (o.responses['401']) expect(o.responses['401'].headers['WWW-Authenticate']).toBeDefined();
+      expect(o.responses['429'].headers['Retry-After']).toBeDefined();
+      expect(o.description, `${method} ${path}`).toMatch(/Access: |Not allowed/);
+    }
+    expect(op('get', '/offers').responses['200'].headers['Cache-Control']).toBeDefined();
+  });
+
+  it('documents PATCH and DELETE of bookings and receipts as 405 only, not as fake 200 operations', () => {
+    for (const p of ['/bookings/{uuid}', '/receipts/{uuid}']) {
+      for (const m of ['patch', 'delete']) {
+        expect(Object.keys(op(m, p).responses), `${m} ${p}`).toEqual(['401', '403', '404', '405', '429', '503']);
+        expect(op(m, p).responses['405'].headers.Allow).toBeDefined();
+      }
+    }
+  });
+
+  it('declares its tags, shows amounts in cents and the offer\'s counts with named keys', () => {
+    const used = new Set(operations.flatMap(({ o }) => o.tags ?? []));
+    expect(doc.tags.map((t: any) => t.name).sort()).toEqual([...used].sort());
+    expect(doc.components.schemas.Offer.properties.fee.description).toContain('cents');
+    expect(doc.components.schemas.Ledger.properties.balance.description).toContain('cents');
+    // Plausible examples for the API reference's generated requests and responses.
+    expect(doc.components.schemas.Offer.properties.fee.examples).toEqual([4500]);
+    expect(doc.components.schemas.Account.properties.email.examples[0]).toMatch(/@/);
+    const counts = doc.components.schemas.AttendanceCounts;
+    expect(Object.keys(counts.properties)).toEqual([...ATTENDANCE_STATES]);
+    expect(counts.required).toEqual([...ATTENDANCE_STATES]);
+  });
+});
