@@ -54,12 +54,12 @@ describe('GET <base>/docs', () => {
     const base = t.basePath === '/' ? '' : t.basePath;
     const res = await page.goto(`http://${t.host}:${h.port}${base}/docs`, { waitUntil: 'networkidle' });
     expect(res?.status()).toBe(200);
-    // Runs in the page (no DOM types in this project's compiler settings).
-    const bodyText = 'document.body.innerText';
-    await page.waitForFunction(`${bodyText}.includes('Holiday Programme Service API')`, undefined, { timeout: 30_000 });
+    // Locators run in Playwright's own isolated world: no string is evaluated in the page, whose policy
+    // (script-src 'self', no 'unsafe-eval') newer Chromium builds enforce on page.waitForFunction too.
+    await page.getByText('Holiday Programme Service API').first().waitFor({ timeout: 30_000 });
     await page.screenshot({ path: '.data/docs.png' }); // for a human look at CI's artefacts
     // Every operation's summary is on the page (sidebar and sections).
-    const text = await page.evaluate<string>(bodyText);
+    const text = await page.locator('body').innerText();
     // The error bodies are documented with their examples.
     expect(text).toContain('application/problem+json');
     const missing = operations.map((o) => o.summary as string).filter((s) => !text.includes(s));
