@@ -15,7 +15,8 @@ import { badRequest, conflict, unprocessable } from './problem.js';
 // - The same key with another method, path or body: 422 (the key belongs to another request).
 // - A duplicate arriving while the first is still running waits for its answer (polling, up to
 //   `WAIT_MS`), then replays it; still running after that: 409 (retry later).
-// - Keys are kept 24 hours from their first use; older ones are forgotten (deleted when the token uses a key).
+// - Keys are kept 24 hours from their first use; older ones are forgotten (deleted when the token uses a key,
+//   and by the daily retention job for tokens that never come back: a stored answer can hold a child's data).
 // - Requests without a token, and methods other than POST, ignore the header.
 export const IDEMPOTENCY_TTL_HOURS = 24;
 const WAIT_MS = 10_000;
@@ -24,6 +25,13 @@ const REPLAYED_HEADERS = ['content-type', 'location', 'allow', 'www-authenticate
 const KEY_RE = /^[\x21-\x7e]{1,255}$/;
 
 type Stored = { fingerprint: string; status: number | null; headers: Record<string, string>; body: string | null };
+
+/** Deletes every key older than the TTL in one tenant's schema (the daily retention job); returns how many. */
+export async function purgeIdempotencyKeys(db: Executor, schema: string): Promise<number> {
+  const res = await sql`delete from ${qualified(schema, 'idempotency_keys')}
+    where created_at < now() - make_interval(hours => ${IDEMPOTENCY_TTL_HOURS})`.execute(db);
+  return Number(res.numAffectedRows ?? 0);
+}
 
 export function requestFingerprint(method: string, url: string, body: unknown): string {
   return createHash('sha256').update(`${method} ${url}\n${JSON.stringify(body ?? null)}`).digest('base64url');

@@ -4,6 +4,7 @@ import {
 import type { ServiceContext } from '../../platform/context.js';
 import { dbOf } from '../../platform/context.js';
 import { qualified, sql, type Executor } from '../../platform/db/sql.js';
+import { purgeIdempotencyKeys } from '../../platform/http/idempotency.js';
 import { purgeOutbox } from '../../platform/mail/outbox.js';
 import type { TenantJobData } from '../../platform/jobs/queue.js';
 
@@ -336,10 +337,13 @@ export async function runRetention(ctx: ServiceContext, opts: RetentionOptions =
 
 /**
  * The `retention` job (D9): one tenant's daily run; idempotent, so a retried or repeated job is harmless. Old
- * e-mails (addresses, children's first names) go too (src/platform/mail/outbox.ts `purgeOutbox`).
+ * e-mails (addresses, children's first names) go too (src/platform/mail/outbox.ts `purgeOutbox`), and so do the
+ * stored answers of Idempotency-Keys past their 24 hours (they can hold a child's data).
  */
 export async function runRetentionJob(ctx: ServiceContext, _data: TenantJobData): Promise<void> {
   await runRetention(ctx);
   const purged = await purgeOutbox(dbOf(ctx.em), ctx.tenant.schema);
   if (purged > 0) ctx.log.info({ tenant: ctx.tenant.slug, purged }, 'old e-mails deleted');
+  const keys = await purgeIdempotencyKeys(dbOf(ctx.em), ctx.tenant.schema);
+  if (keys > 0) ctx.log.info({ tenant: ctx.tenant.slug, keys }, 'expired idempotency keys deleted');
 }

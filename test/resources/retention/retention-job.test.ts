@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { startHarness, type Harness, type TestTenant } from '../../harness/harness.js';
 import { tenantJobHandlers } from '../../../src/jobs.js';
 import { executorOf } from '../../../src/platform/db/orm.js';
+import { qualified, sql } from '../../../src/platform/db/sql.js';
 import { createQueues, QUEUES } from '../../../src/platform/jobs/queue.js';
 import { RETENTION_CRON, scheduleRetention, sendRetentionJobs, workRetentionSweep } from '../../../src/platform/jobs/retention-sweep.js';
 import { workTenantJobs } from '../../../src/platform/jobs/workers.js';
@@ -56,6 +57,14 @@ describe('the retention job on pg-boss', () => {
     const living = await createParticipant(t);
     await apply(t, recent.uuid, living.uuid);
 
+    // Idempotency keys whose token never came back: the stored answers (which can hold a child's data) go after
+    // their 24 hours; a fresh one stays.
+    const keys = qualified(t.tenant.schema, 'idempotency_keys');
+    for (const key of ['expired-key', 'fresh-key']) {
+      expect((await t.post('/categories', { name: key }, { headers: { 'idempotency-key': key } })).status).toBe(201);
+    }
+    await sql`update ${keys} set created_at = now() - interval '25 hours' where key = 'expired-key'`.execute(executorOf(h.orm));
+
     const boss = await startBoss(`pgboss_rt_${process.pid}`);
     await workTenantJobs(boss, h.orm, silent, { [QUEUES.retention]: tenantJobHandlers[QUEUES.retention] });
     const id = await boss.send(QUEUES.retention, { tenant: t.slug }, { singletonKey: t.slug });
@@ -66,6 +75,8 @@ describe('the retention job on pg-boss', () => {
     const attendance = (await t.get(`/attendances?participant=${due.uuid}`)).body[0];
     expect(attendance.participant).toBeUndefined();
     expect(attendance.participantPseudonym).toMatch(/^P-/);
+    const left = await sql<{ key: string }>`select key from ${keys} order by key`.execute(executorOf(h.orm));
+    expect(left.rows.map((r) => r.key)).toEqual(['fresh-key']);
 
     const again = await boss.send(QUEUES.retention, { tenant: t.slug }, { singletonKey: t.slug });
     expect(await waitForState(boss, QUEUES.retention, again!, ['completed', 'failed'])).toBe('completed');
