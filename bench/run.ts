@@ -54,7 +54,7 @@ async function postgresVersion(): Promise<string> {
   const c = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 3000 });
   try {
     await c.connect();
-    return (await c.query<{ v: string }>('show server_version')).rows[0].v;
+    return (await c.query<{ v: string }>(`select current_setting('server_version') as v`)).rows[0].v;
   } catch (err) {
     return `unreachable (${(err as Error).message})`;
   } finally {
@@ -88,10 +88,12 @@ function runScenario(s: Scenario, quick: boolean, resultFile: string): Promise<n
 
 // ---- the generated part of docs/benchmarks.md ------------------------------------------------------
 
-const num = (v: number | undefined, digits = 2) => {
+const num = (v: number | undefined, digits?: number) => {
   if (v === undefined || !Number.isFinite(v)) return '';
-  if (Math.abs(v) >= 100) return String(Math.round(v));
-  return String(Math.round(v * 10 ** digits) / 10 ** digits);
+  if (digits !== undefined) return String(Math.round(v * 10 ** digits) / 10 ** digits);
+  const a = Math.abs(v);
+  if (a >= 100) return String(Math.round(v));
+  return String(Math.round(v * (a >= 10 ? 10 : 1000)) / (a >= 10 ? 10 : 1000));
 };
 const cell = (s: string) => s.replaceAll('|', '\\|').replaceAll('\n', ' ');
 const loadText = (xs: number[]) => xs.map((x) => x.toFixed(1)).join(' / ');
@@ -108,8 +110,8 @@ export function renderGenerated(store: Store): string {
   lines.push('| scenario | run (UTC) | mode | load before → after | inputs |', '|---|---|---|---|---|');
   for (const s of SCENARIOS) {
     const e = store[s.name];
-    if (!e) {
-      lines.push(`| ${s.name} | never run | | | |`);
+    if (!e || (e.status === 'missing' && !e.result)) {
+      lines.push(`| ${s.name} | not run${e?.reason ? `: ${cell(e.reason)}` : ''} | | | |`);
       continue;
     }
     const inputs = e.result ? Object.entries(e.result.inputs).map(([k, v]) => `${k}=${v}`).join(', ') : cell(e.reason ?? '');
@@ -122,7 +124,7 @@ export function renderGenerated(store: Store): string {
     if (!r) continue;
     for (const row of r.rows) {
       const met = row.met === undefined ? '' : row.met ? 'met' : '**missed**';
-      lines.push(`| ${s.name} | ${cell(row.name)} | ${num(row.value)} ${cell(row.unit)} | ${num(row.baseline)} | ${num(row.ratio)} | ${cell(row.target ?? '')} | ${met} |`);
+      lines.push(`| ${s.name} | ${cell(row.name)} | ${num(row.value)} ${cell(row.unit)} | ${num(row.baseline)} | ${num(row.ratio, 2)} | ${cell(row.target ?? '')} | ${met} |`);
     }
   }
   const noted = SCENARIOS.filter((s) => store[s.name]?.result?.notes?.length || store[s.name]?.status === 'failed');

@@ -89,8 +89,19 @@ function apiTimestampSql(column: string): RawBuilder<string> {
     || case when ${local} < ${utc} then '-' else '+' end || to_char(greatest(${local} - ${utc}, ${utc} - ${local}), 'HH24:MI'))`;
 }
 
-function projection(ctx: ServiceContext, where: RawBuilder<unknown>, orderBy: RawBuilder<unknown>, limit: number, offset: number) {
+function projection(ctx: ServiceContext, viewer: Viewer, where: RawBuilder<unknown>, orderBy: RawBuilder<unknown>, limit: number, offset: number) {
   const t = (name: string) => tableOf(ctx, name);
+  // Anonymous callers see neither variants nor counts by state nor the internal fields: their page skips those
+  // subqueries and only counts confirmed applications (for vacancies), which PostgreSQL and Node both feel.
+  const tokenOnly = viewer.kind === 'public'
+    ? sql`null::text as comment, null::text as contact, null::jsonb as "applicationQuestions", null::json as "variantBase", '[]'::json as variants,
+      json_build_object('confirmed', (select count(*)::int from ${t('attendances')} a where a.offer_uuid = o.uuid and a.status = 'confirmed')) as counts`
+    : sql`o.comment, o.contact, o.application_questions as "applicationQuestions",
+      json_strip_nulls((select json_build_object('uuid', b.uuid, 'name', b.name, 'alias', b.alias) from ${t('offers')} b where b.uuid = o.variant_base_uuid)) as "variantBase",
+      json_strip_nulls(coalesce((select json_agg(json_build_object('uuid', v.uuid, 'name', v.name, 'alias', v.alias) order by v.created_at, v.uuid)
+        from ${t('offers')} v where v.variant_base_uuid = o.uuid), '[]'::json)) as variants,
+      coalesce((select json_object_agg(ac.status, ac.n) from (select a.status, count(*)::int as n
+        from ${t('attendances')} a where a.offer_uuid = o.uuid group by a.status) ac), '{}'::json) as counts`;
   return sql<Row>`
     select o.uuid, o.name, o.alias, o.places, o.publish, o.teaser, o.description, o.fee,
       o.min_age as "minAge", o.max_age as "maxAge", o.min_participants as "minParticipants",
@@ -98,8 +109,7 @@ function projection(ctx: ServiceContext, where: RawBuilder<unknown>, orderBy: Ra
       o.online_application as "onlineApplication", ${apiTimestampSql('o.application_deadline')} as "applicationDeadline",
       o.apply_text as "applyText", o.meeting_point as "meetingPoint", o.meeting_address as "meetingAddress",
       o.meeting_lat as "meetingLat", o.meeting_lng as "meetingLng", o.bring,
-      o.wheelchair_accessible as "wheelchairAccessible", o.media, o.comment, o.contact,
-      o.application_questions as "applicationQuestions", ${apiTimestampSql('o.created_at')} as "createdAt",
+      o.wheelchair_accessible as "wheelchairAccessible", o.media, ${apiTimestampSql('o.created_at')} as "createdAt",
       ${apiTimestampSql('o.modified_at')} as "modifiedAt", fd.first_begin::text as "firstBegin",
       json_strip_nulls(json_build_object('uuid', e.uuid, 'name', e.name, 'alias', e.alias)) as edition,
       json_strip_nulls(coalesce((select json_agg(json_build_object('uuid', g.uuid, 'name', g.name, 'alias', g.alias) order by h.position, g.name)
@@ -109,11 +119,7 @@ function projection(ctx: ServiceContext, where: RawBuilder<unknown>, orderBy: Ra
       json_strip_nulls(coalesce((select json_agg(json_build_object('uuid', d.uuid, 'begin', ${apiTimestampSql('d.begin')}, 'end', ${apiTimestampSql('d.end')}, 'recurrence', d.recurrence)
           order by d.position, d."begin")
         from ${t('offer_dates')} d where d.offer_uuid = o.uuid), '[]'::json)) as dates,
-      json_strip_nulls((select json_build_object('uuid', b.uuid, 'name', b.name, 'alias', b.alias) from ${t('offers')} b where b.uuid = o.variant_base_uuid)) as "variantBase",
-      json_strip_nulls(coalesce((select json_agg(json_build_object('uuid', v.uuid, 'name', v.name, 'alias', v.alias) order by v.created_at, v.uuid)
-        from ${t('offers')} v where v.variant_base_uuid = o.uuid), '[]'::json)) as variants,
-      coalesce((select json_object_agg(ac.status, ac.n) from (select a.status, count(*)::int as n
-        from ${t('attendances')} a where a.offer_uuid = o.uuid group by a.status) ac), '{}'::json) as counts
+      ${tokenOnly}
     from ${t('offers')} o
     join ${t('editions')} e on e.uuid = o.edition_uuid
     left join lateral (select min(d."begin") as first_begin from ${t('offer_dates')} d where d.offer_uuid = o.uuid) fd on true
@@ -276,14 +282,14 @@ async function loadOfferList(ctx: ServiceContext, input: ListOffersInput, viewer
   }
   const where = sql.join(conds, sql` and `);
   // A named statement (platform/db/prepared.ts): parsed once per connection, its plan cached.
-  const res = await prepared(projection(ctx, where, orderByOf(input), limit, offset)).execute(db);
+  const res = await prepared(projection(ctx, viewer, where, orderByOf(input), limit, offset)).execute(db);
   return res.rows.map((r) => toOut(ctx, viewer, r, now));
 }
 
 async function readOffer(ctx: ServiceContext, db: Executor, uuid: string, viewer: Viewer): Promise<OfferOut | null> {
   const now = new Date();
   const where = sql`o.uuid = ${uuid}::uuid and ${visibility(ctx, viewer)}`;
-  const res = await prepared(projection(ctx, where, sql`o.uuid`, 1, 0)).execute(db);
+  const res = await prepared(projection(ctx, viewer, where, sql`o.uuid`, 1, 0)).execute(db);
   return res.rows[0] ? toOut(ctx, viewer, res.rows[0], now) : null;
 }
 
