@@ -56,7 +56,7 @@ export function usePreparedStatements(pool: Pool, state: PreparedSwitch, log?: P
           // it on this connection, so the next execution parses it again.
           names.delete(name);
           delete (client as unknown as { connection: { parsedStatements: Record<string, string> } }).connection.parsedStatements[name];
-          void (query(`deallocate ${name}`) as Promise<unknown>).catch(() => {});
+          void (query(`deallocate "${name}"`) as Promise<unknown>).catch(() => {});
         } else if (err && POOLER_ERRORS.has(err.code ?? '') && state.enabled) {
           state.enabled = false;
           log?.warn('named prepared statements switched off: the database connection does not keep them (a transaction pooler such as PgBouncer < 1.21?); set PG_PREPARED_STATEMENTS=off there', { code: err.code });

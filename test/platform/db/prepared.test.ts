@@ -46,6 +46,25 @@ describe('prepared() on a direct connection', () => {
     }
   });
 
+  it('parses a statement again after a migration changed its result type (that one execution fails)', async () => {
+    const orm = await createOrm(direct, { poolMax: 1, preparedStatements: true });
+    const table = `prep_${Math.random().toString(36).slice(2, 8)}`;
+    try {
+      const db = executorOf(orm);
+      await sql`create table ${sql.table(table)} (x int)`.execute(db);
+      await sql`insert into ${sql.table(table)} values (1)`.execute(db);
+      const read = () => prepared(sql<{ x: unknown }>`select x from ${sql.table(table)}`).execute(db);
+      expect((await read()).rows).toEqual([{ x: 1 }]);
+      await sql`alter table ${sql.table(table)} alter column x type text`.execute(db);
+      await expect(read()).rejects.toMatchObject({ code: '0A000' });
+      expect((await read()).rows).toEqual([{ x: '1' }]);
+      expect(preparedStatementsOf(orm)).toBe(true);
+    } finally {
+      await sql`drop table if exists ${sql.table(table)}`.execute(executorOf(orm));
+      await orm.close();
+    }
+  });
+
   it('sends them unnamed when switched off', async () => {
     const orm = await createOrm(direct, { poolMax: 1, preparedStatements: false });
     try {
