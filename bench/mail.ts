@@ -81,8 +81,7 @@ async function main() {
     for (let i = 0; i < SAMPLES; i++) {
       const t0 = Date.now();
       await transport.sendMail({ from: 'bench@bench.example', to: `direct${i}@bench.example`, subject: 'Direkt', text: 'Guten Tag' });
-      await waitFor(`direct${i}@bench.example`);
-      direct.push(Date.now() - t0);
+      direct.push((await waitFor(`direct${i}@bench.example`)) - t0);
     }
     transport.close();
     const floor = pct(direct, 0.5);
@@ -156,7 +155,7 @@ async function main() {
       rows.push({ name: `commit with notify: commit job (${FAMILIES} outbox rows)`, value: Math.round(commitMs), unit: 'ms' });
       rows.push({ name: 'commit answered → first decision mail accepted', value: first - answered, unit: 'ms' });
       rows.push({ name: `commit answered → all ${FAMILIES} decision mails accepted`, value: last - answered, unit: 'ms' });
-      rows.push({ name: 'decision mails per second after the first (baseline: direct sends per second, one at a time)', value: Math.round(FAMILIES / ((last - first) / 1000)), unit: 'mails/s', baseline: Math.round(1000 / floor) });
+      rows.push({ name: 'decision mails per second after the first', value: Math.round(FAMILIES / ((last - first) / 1000)), unit: 'mails/s' });
     } finally {
       await workers.stop();
     }

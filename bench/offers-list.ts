@@ -247,7 +247,11 @@ async function main() {
       if (ratio < TARGETS[perPage]) {
         const a = costs.get(`app:${perPage}`)!;
         const r = costs.get(`reference:${perPage}`)!;
-        notes.push(`itemsPerPage=${perPage}, cache off: ${ratio.toFixed(2)} of the reference, missed ${TARGETS[perPage]} by ${(TARGETS[perPage] - ratio).toFixed(2)}; sequential CPU per request: Node ${a.node.toFixed(1)} ms vs ${r.node.toFixed(1)}, PostgreSQL ${a.pg.toFixed(1)} ms vs ${r.pg.toFixed(1)} (bench/README.md says where the time goes).`);
+        notes.push(`itemsPerPage=${perPage}, cache off: ${ratio.toFixed(2)} of the reference, missed ${TARGETS[perPage]} by ${(TARGETS[perPage] - ratio).toFixed(2)}; sequential CPU per request: Node ${a.node.toFixed(1)} ms vs ${r.node.toFixed(1)}, PostgreSQL ${a.pg.toFixed(1)} ms vs ${r.pg.toFixed(1)}. `
+          + 'Where the time goes (--cpu-prof of the app under this load, bench/README.md): Node\'s own work per page, i.e. JSON.stringify of the page, '
+          + 'pg\'s parsing of the rows (JSON.parse of the nested columns), garbage collection and the express/tRPC stack; on a busy machine the '
+          + 'one Node thread gets a share of a core, so its extra milliseconds count more than under no load. What would close it: PostgreSQL '
+          + 'writing the page\'s JSON text as the reference does (no parse and re-serialise in Node), or more than one Node process per instance.');
       }
     }
     notes.push('The token rows are compared with the reference building the public page (fewer fields, fewer offers visible): a yardstick, not a like-for-like baseline. The cached rows mostly never reach PostgreSQL.');
