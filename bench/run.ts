@@ -100,7 +100,7 @@ const loadText = (xs: number[]) => xs.map((x) => x.toFixed(1)).join(' / ');
 
 export function renderGenerated(store: Store): string {
   const lines: string[] = [BEGIN, '', '## Latest results (generated)', ''];
-  const entries = SCENARIOS.map((s) => store[s.name]).filter((e): e is Entry => !!e);
+  const entries = SCENARIOS.map((s) => store[s.name]).filter((e): e is Entry => !!e?.result);
   const machines = [...new Set(entries.map((e) => JSON.stringify(e.machine)))].map((m) => JSON.parse(m) as Machine);
   for (const m of machines) {
     lines.push(`Machine: ${m.cores} cores (${m.cpu}), ${m.memoryGiB} GiB, Node ${m.node}, PostgreSQL ${m.postgres}, Redis ${m.redis}.`);
@@ -180,13 +180,13 @@ async function main() {
       if (!existsSync(s.file)) {
         console.log(`\n== ${s.name}: ${s.file} does not exist yet, skipped`);
         // A missing file never overwrites an earlier result of that scenario.
-        if (!store[s.name]) store[s.name] = { ...base, status: 'missing', at: new Date().toISOString(), seconds: 0, loadAfter: load(), reason: `${s.file} not written yet` };
+        if (!store[s.name]?.result) store[s.name] = { ...base, status: 'missing', at: new Date().toISOString(), seconds: 0, loadAfter: load(), reason: `${s.file} not written yet` };
         continue;
       }
       if (!readFileSync(s.file, 'utf8').includes('reportResult')) {
         // Not yet converted: it would run without --quick and write no result.
         console.log(`\n== ${s.name}: ${s.file} does not report through bench/result.ts yet, skipped`);
-        if (!store[s.name]) store[s.name] = { ...base, status: 'missing', at: new Date().toISOString(), seconds: 0, loadAfter: load(), reason: `${s.file} does not report through bench/result.ts yet` };
+        if (!store[s.name]?.result) store[s.name] = { ...base, status: 'missing', at: new Date().toISOString(), seconds: 0, loadAfter: load(), reason: `${s.file} does not report through bench/result.ts yet` };
         continue;
       }
       console.log(`\n== ${s.name}: ${s.title} (${s.file}${quick ? ' --quick' : ''}), load ${loadText(base.loadBefore)}`);
