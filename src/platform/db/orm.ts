@@ -10,7 +10,7 @@ export type { EntityManager };
 
 const preparedSwitches = new WeakMap<Orm, PreparedSwitch>();
 
-/** Whether this ORM's pool sends `prepared()` statements as named statements right now (tests, /readyz). */
+/** Whether this ORM's pool sends `prepared()` statements as named statements right now (false once switched off). */
 export function preparedStatementsOf(orm: Orm): boolean {
   return preparedSwitches.get(orm)?.enabled ?? false;
 }
