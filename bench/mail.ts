@@ -20,16 +20,20 @@ import { createOfferInput } from '../src/resources/offers/schema.js';
 import { createParticipant } from '../src/resources/participants/service.js';
 import { createParticipantInput } from '../src/resources/participants/schema.js';
 import { bulkFamilies } from '../test/factories/bulk.js';
+import nodemailer from 'nodemailer';
+import { quick, reportResult, type BenchRow } from './result.js';
 
 // `npm run bench:mail`: the work after the response (issue 9), through the real services, real pg-boss workers in
 // this process and a real SMTP server on loopback, on a scratch database of the machine's PostgreSQL:
 //   1. latency of one family mail: from the answer of an application created with notify to SMTP acceptance;
 //   2. a refill: from the answer of a withdrawal to the acceptance of the mail of the family moved up;
 //   3. a lot commit with notify over FAMILIES families: the commit job and every decision mail accepted.
-// Env: BENCH_PG_URL (default the test PostgreSQL), BENCH_FAMILIES (4000), BENCH_SAMPLES (40).
+// Baseline of the same run: one mail handed straight to the same SMTP server by nodemailer (the floor of any
+// "answer → acceptance" figure). Reports through bench/result.ts.
+// Env: BENCH_PG_URL (default the test PostgreSQL), BENCH_FAMILIES (4000; quick 500), BENCH_SAMPLES (40; quick 10).
 const PG = process.env.BENCH_PG_URL || 'postgresql://postgres@127.0.0.1:5432/postgres';
-const FAMILIES = Number(process.env.BENCH_FAMILIES || 4000);
-const SAMPLES = Number(process.env.BENCH_SAMPLES || 40);
+const FAMILIES = Number(process.env.BENCH_FAMILIES || (quick ? 500 : 4000));
+const SAMPLES = Number(process.env.BENCH_SAMPLES || (quick ? 10 : 40));
 const ACTOR: Actor = { tokenId: '00000000-0000-4000-8000-00000000be0c', name: 'Benchmark', role: 'admin', access: 'read-write', ownerKind: 'service', organiserIds: [] };
 
 const received = new Map<string, number>();
@@ -68,7 +72,19 @@ async function main() {
   const log = createLogger('silent');
   const orm = await createOrm(url.toString());
   const results: string[] = [];
+  const rows: BenchRow[] = [];
+  const loadBefore = os.loadavg();
   try {
+    // The floor: the same kind of mail sent directly, SAMPLES times, one after another.
+    const direct: number[] = [];
+    const transport = nodemailer.createTransport({ host: '127.0.0.1', port: (smtp.server.address() as AddressInfo).port, secure: false, ignoreTLS: true });
+    for (let i = 0; i < SAMPLES; i++) {
+      const t0 = Date.now();
+      await transport.sendMail({ from: 'bench@bench.example', to: `direct${i}@bench.example`, subject: 'Direkt', text: 'Guten Tag' });
+      direct.push((await waitFor(`direct${i}@bench.example`)) - t0);
+    }
+    transport.close();
+    const floor = pct(direct, 0.5);
     await migrateControl(orm);
     const tenant = await addTenant(orm, { slug: 'bench', name: 'Bench', hosts: [{ host: 'bench.test', basePath: '/api' }] });
     const workers = await startWorkers(orm, { ...loadConfig(), smtpUrl }, log, { schedule: false, handlers: tenantJobHandlers });
@@ -85,6 +101,8 @@ async function main() {
         latency.push((await waitFor(`latency${i}@bench.example`)) - answered);
       }
       results.push(`| family mail after POST /attendances (notify), answer → SMTP acceptance, ${SAMPLES} samples | p50 ${pct(latency, 0.5)} ms, p95 ${pct(latency, 0.95)} ms |`);
+      rows.push({ name: `family mail after POST /attendances (notify), answer → SMTP acceptance, p50 (baseline: the mail sent directly)`, value: pct(latency, 0.5), unit: 'ms', baseline: floor });
+      rows.push({ name: 'family mail after POST /attendances (notify), p95', value: pct(latency, 0.95), unit: 'ms' });
 
       // 2. Refill: a withdrawal frees the one place; the refill job moves the next family up and mails it.
       const refill: number[] = [];
@@ -99,6 +117,7 @@ async function main() {
         refill.push((await waitFor(`refill${i}@bench.example`)) - answered);
       }
       results.push(`| refill: withdrawal answered → mail of the family moved up accepted, ${refill.length} samples | p50 ${pct(refill, 0.5)} ms, p95 ${pct(refill, 0.95)} ms |`);
+      rows.push({ name: 'refill: withdrawal answered → mail of the family moved up accepted, p50 (baseline: the mail sent directly)', value: pct(refill, 0.5), unit: 'ms', baseline: floor });
 
       // 3. A lot commit with notify over FAMILIES families (200 offers of 15 places: 3,000 confirmed).
       const lot = await createEdition(ctx(), createEditionInput.parse({ name: 'Los', procedure: 'lot' }));
@@ -132,6 +151,11 @@ async function main() {
       results.push(`| commit with notify: commit job (release, charges, ${FAMILIES} outbox rows) | ${Math.round(commitMs)} ms |`);
       results.push(`| commit answered → first decision mail accepted | ${first - answered} ms |`);
       results.push(`| commit answered → all ${FAMILIES} decision mails accepted (${received.size - before} mails) | ${last - answered} ms (${Math.round(FAMILIES / ((last - first) / 1000))} mails/s after the first) |`);
+      rows.push({ name: `lot draw of ${FAMILIES} applications over 200 offers (allocate job)`, value: Math.round(drawMs), unit: 'ms' });
+      rows.push({ name: `commit with notify: commit job (${FAMILIES} outbox rows)`, value: Math.round(commitMs), unit: 'ms' });
+      rows.push({ name: 'commit answered → first decision mail accepted', value: first - answered, unit: 'ms' });
+      rows.push({ name: `commit answered → all ${FAMILIES} decision mails accepted`, value: last - answered, unit: 'ms' });
+      rows.push({ name: 'decision mails per second after the first', value: Math.round(FAMILIES / ((last - first) / 1000)), unit: 'mails/s' });
     } finally {
       await workers.stop();
     }
@@ -144,6 +168,14 @@ async function main() {
   console.log(`Machine: ${os.cpus().length} × ${os.cpus()[0]?.model}, Node ${process.version}, PostgreSQL ${PG.replace(/\/\/.*@/, '//')}`);
   console.log('| what | measured |\n|---|---|');
   for (const r of results) console.log(r);
+  console.log(`load average before ${loadBefore.map((x) => x.toFixed(1)).join(' ')}, now ${os.loadavg().map((x) => x.toFixed(1)).join(' ')}`);
+  reportResult({
+    scenario: 'mail',
+    title: 'Work after the response: mail latency, refill, lot commit mails (real pg-boss workers, real SMTP on loopback)',
+    inputs: { families: FAMILIES, samples: SAMPLES, notify: process.env.PG_LISTEN_NOTIFY ?? 'off', quick },
+    rows,
+    notes: ['Workers poll (mail and refill every 0.5 s, others every 1 s) unless PG_LISTEN_NOTIFY=on; the latency rows are the worst case of a poll.'],
+  });
 }
 
 main().then(() => process.exit(0), (err) => {

@@ -17,7 +17,7 @@ await adminQuery(server, `create database ${db}`);
 const bouncer = await startPgBouncer(server, { poolSize: 5 });
 const direct = new URL(server);
 direct.pathname = `/${db}`;
-const env = { DATABASE_URL: bouncer.url(direct.toString()), REDIS_URL: '', TENANTS_DIR: 'tenants', DATA_DIR: mkdtempSync(join(tmpdir(), 'hp-d-')) };
+const env = { DATABASE_URL: bouncer.url(direct.toString()), PG_PREPARED_STATEMENTS: 'off', REDIS_URL: '', TENANTS_DIR: 'tenants', DATA_DIR: mkdtempSync(join(tmpdir(), 'hp-d-')) };
 const svc = startService({ role: 'all', port: 20000 + Math.floor(Math.random() * 20000), env });
 await svc.ready();
 let hung = 0;

@@ -20,7 +20,7 @@ const bouncer = await startPgBouncer(server);
 const direct = new URL(server);
 direct.pathname = `/${db}`;
 const url = bouncer.url(direct.toString());
-const env = { DATABASE_URL: url, REDIS_URL: '', TENANTS_DIR: mkdtempSync(join(tmpdir(), 'hp-t-')), DATA_DIR: mkdtempSync(join(tmpdir(), 'hp-d-')) };
+const env = { DATABASE_URL: url, PG_PREPARED_STATEMENTS: 'off', REDIS_URL: '', TENANTS_DIR: mkdtempSync(join(tmpdir(), 'hp-t-')), DATA_DIR: mkdtempSync(join(tmpdir(), 'hp-d-')) };
 const port = 20000 + Math.floor(Math.random() * 20000);
 const svc = startService({ role: 'all', port, env });
 await svc.ready();

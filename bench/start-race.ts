@@ -24,7 +24,7 @@ function startOne(url: string, role: string, port: number): Promise<Outcome> {
   const started = Date.now();
   return new Promise((resolve) => {
     const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', '--role', role], {
-      env: { ...process.env, DATABASE_URL: url, PORT: String(port), LOG_LEVEL: 'info', REDIS_URL: '', TENANTS_DIR: 'tenants' },
+      env: { ...process.env, DATABASE_URL: url, PG_PREPARED_STATEMENTS: viaBouncer ? 'off' : 'on', PORT: String(port), LOG_LEVEL: 'info', REDIS_URL: '', TENANTS_DIR: 'tenants' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';

@@ -46,11 +46,14 @@ export async function setup(project: TestProject) {
   await admin.end();
   let url = new URL(adminUrl);
   url.pathname = `/${dbName}`;
+  project.provide('directDatabaseUrl', url.toString());
   // TEST_VIA_PGBOUNCER=1: the whole suite through a PgBouncer in transaction pooling mode (no session state).
   if (process.env.TEST_VIA_PGBOUNCER === '1') {
     bouncer = await startPgBouncer(adminUrl, { poolSize: 40 });
     url = new URL(bouncer.url(url.toString()));
-    console.warn(`[test] through PgBouncer (transaction pooling) on port ${bouncer.port}`);
+    // Debian's PgBouncer 1.18 keeps no named statements across transactions (src/platform/db/prepared.ts).
+    process.env.PG_PREPARED_STATEMENTS = 'off';
+    console.warn(`[test] through PgBouncer (transaction pooling) on port ${bouncer.port}, named statements off`);
   }
   const orm = await createOrm(url.toString(), { poolMax: 2 });
   await migrateControl(orm);
@@ -73,5 +76,7 @@ export async function teardown() {
 declare module 'vitest' {
   export interface ProvidedContext {
     databaseUrl: string;
+    /** The run's database without PgBouncer, even under TEST_VIA_PGBOUNCER=1. */
+    directDatabaseUrl: string;
   }
 }

@@ -80,6 +80,8 @@ export function generousRateLimiter(): RateLimiter {
 export type HarnessOptions = {
   /** A database of its own (migrated here), for tests whose worker processes serve every tenant they find. */
   databaseUrl?: string;
+  /** Named statements for `prepared()` queries (default PG_PREPARED_STATEMENTS, on). */
+  preparedStatements?: boolean;
   rateLimiter?: RateLimiter;
   trustProxy?: boolean;
   /** A router other than the app's (test-only procedures); default the app's own. */
@@ -93,7 +95,7 @@ export type HarnessOptions = {
 };
 
 export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> {
-  const orm = await createOrm(opts.databaseUrl ?? inject('databaseUrl'), { poolMax: 8 });
+  const orm = await createOrm(opts.databaseUrl ?? inject('databaseUrl'), { poolMax: 8, preparedStatements: opts.preparedStatements });
   if (opts.databaseUrl) await migrateControl(orm);
   const registry = opts.registry ? opts.registry(executorOf(orm)) : new TenantRegistry(executorOf(orm), 0);
   const rateLimiter = opts.rateLimiter ?? generousRateLimiter();

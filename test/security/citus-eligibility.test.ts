@@ -81,7 +81,9 @@ describe('Citus eligibility', () => {
     const original = pg.Client.prototype.query;
 
     beforeAll(async () => {
-      h = await startHarness();
+      // As configured behind PgBouncer in transaction pooling mode (infra/): PG_PREPARED_STATEMENTS=off, so the
+      // hot reads' named statements (platform/db/prepared.ts, test/platform/db/prepared.test.ts) go unnamed too.
+      h = await startHarness({ preparedStatements: false });
       a = await h.tenant();
       b = await h.tenant();
       // Every statement any pooled connection of this process sends from here on.

@@ -2,6 +2,7 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import bs58 from 'bs58';
 import { base58ToUuid, newUuid, uuidToBase58 } from '../http/ids.js';
 import { qualified, sql, type Executor } from '../db/sql.js';
+import { prepared } from '../db/prepared.js';
 
 // D3: opaque tokens with a recognisable prefix, stored only as a hash, compared in constant time.
 // Shape: `hpt_` + the token's id in base58 (22) + a 256-bit secret in base58. The id finds the row; the
@@ -53,12 +54,13 @@ export function splitToken(token: string): { uuid: string; secret: string } | nu
 export async function verifyToken(db: Executor, schema: string, token: string, now = new Date()): Promise<Actor | null> {
   const parts = splitToken(token);
   if (!parts) return null;
-  const res = await sql<{
+  // Every request with a token runs this: a named statement (platform/db/prepared.ts).
+  const res = await prepared(sql<{
     uuid: string; name: string; role: TokenRole; access: TokenAccess; owner_kind: 'person' | 'service';
     organiser_ids: string[] | string; secret_hash: Buffer; expired: boolean; revoked_at: string | null;
   }>`select uuid, name, role, access, owner_kind, organiser_ids, secret_hash, revoked_at,
        (expires_at is not null and expires_at <= ${now}::timestamptz) as expired
-     from ${qualified(schema, 'api_tokens')} where uuid = ${parts.uuid}`.execute(db);
+     from ${qualified(schema, 'api_tokens')} where uuid = ${parts.uuid}`).execute(db);
   const row = res.rows[0];
   const presented = hashSecret(parts.secret);
   // Compare even when no row exists, so timing does not tell unknown ids from wrong secrets.

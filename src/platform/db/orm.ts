@@ -2,13 +2,26 @@ import { MikroORM, type EntityManager } from '@mikro-orm/postgresql';
 import { Migrator } from '@mikro-orm/migrations';
 import { controlMigrations, tenantMigrations } from '../../../migrations/index.js';
 import { entities } from './entities.js';
+import { preparedStatementsWanted, usePreparedStatements, type PreparedSwitch } from './prepared.js';
 import { assertSchemaName, sql, type Executor } from './sql.js';
 
 export type Orm = MikroORM;
 export type { EntityManager };
 
-export async function createOrm(databaseUrl: string, opts: { poolMax?: number } = {}): Promise<Orm> {
-  return MikroORM.init({
+const preparedSwitches = new WeakMap<Orm, PreparedSwitch>();
+
+/** Whether this ORM's pool sends `prepared()` statements as named statements right now (false once switched off). */
+export function preparedStatementsOf(orm: Orm): boolean {
+  return preparedSwitches.get(orm)?.enabled ?? false;
+}
+
+/**
+ * `preparedStatements`: default `PG_PREPARED_STATEMENTS` (on; `off` behind a transaction pooler that does not
+ * keep named statements, platform/db/prepared.ts).
+ */
+export async function createOrm(databaseUrl: string, opts: { poolMax?: number; preparedStatements?: boolean } = {}): Promise<Orm> {
+  const prepared: PreparedSwitch = { enabled: opts.preparedStatements ?? preparedStatementsWanted() };
+  const orm = await MikroORM.init({
     clientUrl: databaseUrl,
     entities,
     extensions: [Migrator],
@@ -17,7 +30,12 @@ export async function createOrm(databaseUrl: string, opts: { poolMax?: number } 
     pool: { min: 0, max: opts.poolMax ?? 10 },
     // A database (or pooler) that does not accept connections fails the request after 5 s (503, errors.ts)
     // instead of holding it until the client gives up.
-    driverOptions: { connectionTimeoutMillis: 5_000 },
+    driverOptions: {
+      connectionTimeoutMillis: 5_000,
+      onPoolCreated: (pool: import('pg').Pool) => usePreparedStatements(pool, prepared, {
+        warn: (msg, fields) => process.emitWarning(`${msg} ${JSON.stringify(fields ?? {})}`),
+      }),
+    },
     migrations: {
       migrationsList: tenantMigrations,
       tableName: 'mikro_orm_migrations',
@@ -31,6 +49,8 @@ export async function createOrm(databaseUrl: string, opts: { poolMax?: number } 
       includeWildcardSchema: true,
     },
   });
+  preparedSwitches.set(orm, prepared);
+  return orm;
 }
 
 /** The kysely client under the ORM's pool, for projections and platform SQL. */

@@ -3,7 +3,7 @@ import { ATTENDANCE_STATES } from '../../domain/attendance-states.js';
 import { OFFER_PLACES } from '../../domain/offer-workflow.js';
 import { validateRecurrence } from '../../domain/recurrence.js';
 import { bodyRef, pathId, paginationQuery, query, timestamp } from '../../platform/http/fields.js';
-import { referenceSchema, response, timestampOut } from '../../platform/http/response.js';
+import { finalResponse, referenceSchema, response, timestampOut } from '../../platform/http/response.js';
 import { customIssue } from '../../platform/http/validation.js';
 
 // Offers (spec 2.3, 4.2; D5, D10 "Offers").
@@ -67,7 +67,8 @@ export const offerOut = z.object({
 export type OfferOut = z.infer<typeof offerOut>;
 
 export const offerResponse = response(offerOut);
-export const offerListResponse = response(z.array(offerOut));
+/** The list's answer is final as the service writes it (no run-time check in production; tests check it). */
+export const offerListResponse = finalResponse(z.array(offerOut));
 
 // ---- queries --------------------------------------------------------------------------------------
 

@@ -7,11 +7,13 @@ import { expandOccurrences, touchesDays } from '../../domain/recurrence.js';
 import type { Actor, ServiceContext } from '../../platform/context.js';
 import { dbOf } from '../../platform/context.js';
 import { assertAliasFree, deriveAlias, retryDerivedAlias } from '../../platform/db/aliases.js';
+import { prepared } from '../../platform/db/prepared.js';
 import { GERMAN, likePattern } from '../../platform/db/search.js';
 import { qualified, sql, type Executor, type RawBuilder } from '../../platform/db/sql.js';
 import { berlinDayBounds, ZONE } from '../../platform/http/dates.js';
 import { publicCacheMs, TtlCache } from '../../platform/cache/ttl-cache.js';
 import { pageOf } from '../../platform/http/fields.js';
+import { omitNulls } from '../../platform/http/response.js';
 import { newUuid, parseId } from '../../platform/http/ids.js';
 import { queueMail } from '../../platform/mail/outbox.js';
 import { assertPatchNotEmpty, wasSent } from '../../platform/http/patch.js';
@@ -87,8 +89,19 @@ function apiTimestampSql(column: string): RawBuilder<string> {
     || case when ${local} < ${utc} then '-' else '+' end || to_char(greatest(${local} - ${utc}, ${utc} - ${local}), 'HH24:MI'))`;
 }
 
-function projection(ctx: ServiceContext, where: RawBuilder<unknown>, orderBy: RawBuilder<unknown>, limit: number, offset: number) {
+function projection(ctx: ServiceContext, viewer: Viewer, where: RawBuilder<unknown>, orderBy: RawBuilder<unknown>, limit: number, offset: number) {
   const t = (name: string) => tableOf(ctx, name);
+  // Anonymous callers see neither variants nor counts by state nor the internal fields: their page skips those
+  // subqueries and only counts confirmed applications (for vacancies), which PostgreSQL and Node both feel.
+  const tokenOnly = viewer.kind === 'public'
+    ? sql`null::text as comment, null::text as contact, null::jsonb as "applicationQuestions", null::json as "variantBase", '[]'::json as variants,
+      json_build_object('confirmed', (select count(*)::int from ${t('attendances')} a where a.offer_uuid = o.uuid and a.status = 'confirmed')) as counts`
+    : sql`o.comment, o.contact, o.application_questions as "applicationQuestions",
+      json_strip_nulls((select json_build_object('uuid', b.uuid, 'name', b.name, 'alias', b.alias) from ${t('offers')} b where b.uuid = o.variant_base_uuid)) as "variantBase",
+      json_strip_nulls(coalesce((select json_agg(json_build_object('uuid', v.uuid, 'name', v.name, 'alias', v.alias) order by v.created_at, v.uuid)
+        from ${t('offers')} v where v.variant_base_uuid = o.uuid), '[]'::json)) as variants,
+      coalesce((select json_object_agg(ac.status, ac.n) from (select a.status, count(*)::int as n
+        from ${t('attendances')} a where a.offer_uuid = o.uuid group by a.status) ac), '{}'::json) as counts`;
   return sql<Row>`
     select o.uuid, o.name, o.alias, o.places, o.publish, o.teaser, o.description, o.fee,
       o.min_age as "minAge", o.max_age as "maxAge", o.min_participants as "minParticipants",
@@ -96,22 +109,17 @@ function projection(ctx: ServiceContext, where: RawBuilder<unknown>, orderBy: Ra
       o.online_application as "onlineApplication", ${apiTimestampSql('o.application_deadline')} as "applicationDeadline",
       o.apply_text as "applyText", o.meeting_point as "meetingPoint", o.meeting_address as "meetingAddress",
       o.meeting_lat as "meetingLat", o.meeting_lng as "meetingLng", o.bring,
-      o.wheelchair_accessible as "wheelchairAccessible", o.media, o.comment, o.contact,
-      o.application_questions as "applicationQuestions", ${apiTimestampSql('o.created_at')} as "createdAt",
+      o.wheelchair_accessible as "wheelchairAccessible", o.media, ${apiTimestampSql('o.created_at')} as "createdAt",
       ${apiTimestampSql('o.modified_at')} as "modifiedAt", fd.first_begin::text as "firstBegin",
-      json_build_object('uuid', e.uuid, 'name', e.name, 'alias', e.alias) as edition,
-      coalesce((select json_agg(json_build_object('uuid', g.uuid, 'name', g.name, 'alias', g.alias) order by h.position, g.name)
-        from ${t('offer_hosts')} h join ${t('organisers')} g on g.uuid = h.organiser_uuid where h.offer_uuid = o.uuid), '[]'::json) as hosts,
-      coalesce((select json_agg(json_build_object('uuid', c.uuid, 'name', c.name, 'alias', c.alias) order by oc.position, c.name)
-        from ${t('offer_categories')} oc join ${t('categories')} c on c.uuid = oc.category_uuid where oc.offer_uuid = o.uuid), '[]'::json) as categories,
-      coalesce((select json_agg(json_build_object('uuid', d.uuid, 'begin', ${apiTimestampSql('d.begin')}, 'end', ${apiTimestampSql('d.end')}, 'recurrence', d.recurrence)
+      json_strip_nulls(json_build_object('uuid', e.uuid, 'name', e.name, 'alias', e.alias)) as edition,
+      json_strip_nulls(coalesce((select json_agg(json_build_object('uuid', g.uuid, 'name', g.name, 'alias', g.alias) order by h.position, g.name)
+        from ${t('offer_hosts')} h join ${t('organisers')} g on g.uuid = h.organiser_uuid where h.offer_uuid = o.uuid), '[]'::json)) as hosts,
+      json_strip_nulls(coalesce((select json_agg(json_build_object('uuid', c.uuid, 'name', c.name, 'alias', c.alias) order by oc.position, c.name)
+        from ${t('offer_categories')} oc join ${t('categories')} c on c.uuid = oc.category_uuid where oc.offer_uuid = o.uuid), '[]'::json)) as categories,
+      json_strip_nulls(coalesce((select json_agg(json_build_object('uuid', d.uuid, 'begin', ${apiTimestampSql('d.begin')}, 'end', ${apiTimestampSql('d.end')}, 'recurrence', d.recurrence)
           order by d.position, d."begin")
-        from ${t('offer_dates')} d where d.offer_uuid = o.uuid), '[]'::json) as dates,
-      (select json_build_object('uuid', b.uuid, 'name', b.name, 'alias', b.alias) from ${t('offers')} b where b.uuid = o.variant_base_uuid) as "variantBase",
-      coalesce((select json_agg(json_build_object('uuid', v.uuid, 'name', v.name, 'alias', v.alias) order by v.created_at, v.uuid)
-        from ${t('offers')} v where v.variant_base_uuid = o.uuid), '[]'::json) as variants,
-      coalesce((select json_object_agg(ac.status, ac.n) from (select a.status, count(*)::int as n
-        from ${t('attendances')} a where a.offer_uuid = o.uuid group by a.status) ac), '{}'::json) as counts
+        from ${t('offer_dates')} d where d.offer_uuid = o.uuid), '[]'::json)) as dates,
+      ${tokenOnly}
     from ${t('offers')} o
     join ${t('editions')} e on e.uuid = o.edition_uuid
     left join lateral (select min(d."begin") as first_begin from ${t('offer_dates')} d where d.offer_uuid = o.uuid) fd on true
@@ -173,14 +181,18 @@ function toOut(ctx: ServiceContext, viewer: Viewer, r: Row, now: Date): OfferOut
     out.contact = r.contact;
     out.attendances = Object.fromEntries(ATTENDANCE_STATES.map((s) => [s, r.counts[s] ?? 0]));
     out.overbooked = overbooked(r.maxParticipants, confirmed);
-    out.applicationQuestions = r.applicationQuestions ?? [];
+    out.applicationQuestions = omitNulls(r.applicationQuestions ?? []);
     out.transitions = offerTransitionsFor({
       role, ownOffer, places: r.places, now, firstDateBegin: r.firstBegin ? new Date(r.firstBegin) : null,
     });
     out.variantBase = r.variantBase;
     out.variants = r.variants;
   }
-  return out as OfferOut;
+  // The answer in its final form (spec 1.6: null fields omitted; nested ones by json_strip_nulls above), so the
+  // list needs no output pass in production (finalResponse, platform/http/response.ts).
+  const final: Record<string, unknown> = {};
+  for (const k in out) if (out[k] != null) final[k] = out[k];
+  return final as OfferOut;
 }
 
 // ---- list -----------------------------------------------------------------------------------------
@@ -269,14 +281,15 @@ async function loadOfferList(ctx: ServiceContext, input: ListOffersInput, viewer
     conds.push(sql`o.uuid = any(${matching}::uuid[])`);
   }
   const where = sql.join(conds, sql` and `);
-  const res = await projection(ctx, where, orderByOf(input), limit, offset).execute(db);
+  // A named statement (platform/db/prepared.ts): parsed once per connection, its plan cached.
+  const res = await prepared(projection(ctx, viewer, where, orderByOf(input), limit, offset)).execute(db);
   return res.rows.map((r) => toOut(ctx, viewer, r, now));
 }
 
 async function readOffer(ctx: ServiceContext, db: Executor, uuid: string, viewer: Viewer): Promise<OfferOut | null> {
   const now = new Date();
   const where = sql`o.uuid = ${uuid}::uuid and ${visibility(ctx, viewer)}`;
-  const res = await projection(ctx, where, sql`o.uuid`, 1, 0).execute(db);
+  const res = await prepared(projection(ctx, viewer, where, sql`o.uuid`, 1, 0)).execute(db);
   return res.rows[0] ? toOut(ctx, viewer, res.rows[0], now) : null;
 }
 

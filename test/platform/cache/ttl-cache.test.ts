@@ -26,4 +26,29 @@ describe('TtlCache', () => {
     await cache.getOrLoad('k4', 10_000, load); // still there
     expect(loads).toBe(before + 1);
   });
+
+  it('loads a missing key once for all callers that miss while it loads, and not at all after a failed load is over', async () => {
+    const cache = new TtlCache<number>();
+    let loads = 0;
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    const load = async () => {
+      loads++;
+      await gate;
+      return loads;
+    };
+    const waiting = Array.from({ length: 10 }, () => cache.getOrLoad('page', 10_000, load));
+    release();
+    expect(await Promise.all(waiting)).toEqual(Array(10).fill(1));
+    expect(loads).toBe(1);
+
+    let fail = true;
+    const flaky = async () => {
+      if (fail) throw new Error('database down');
+      return 7;
+    };
+    await expect(Promise.all([cache.getOrLoad('x', 10_000, flaky), cache.getOrLoad('x', 10_000, flaky)])).rejects.toThrow('database down');
+    fail = false;
+    expect(await cache.getOrLoad('x', 10_000, flaky)).toBe(7);
+  });
 });

@@ -1,0 +1,68 @@
+import { createHash } from 'node:crypto';
+import type { Pool, PoolClient } from 'pg';
+import { sql, type RawBuilder } from './sql.js';
+
+// Prepared statements for the hot projections (issue 10.2). PostgreSQL parses and plans an unnamed statement
+// on every execution: for the offer page that was 2-4 ms of its CPU per request (bench/README.md). A statement
+// marked with `prepared()` is sent by `pg` as a named statement instead (name = hash of its text, which holds
+// the tenant's schema): parsed once per connection, and its plan cached by PostgreSQL's plan cache.
+//
+// Named statements live in one server session. Behind a transaction pooler that does not carry them across
+// transactions (PgBouncer before 1.21, or without `max_prepared_statements`; Debian 12 ships 1.18) a later
+// execution lands on another server connection, so there `PG_PREPARED_STATEMENTS=off` sends them unnamed,
+// as every other statement. Should that setting be forgotten, the first "prepared statement does not
+// exist / already exists" error switches them off for the process (that one request fails) and says so.
+
+const MARKER = '/*hp:prepared*/';
+/** At most this many named statements per connection (schemas × query shapes); more run unnamed. */
+const MAX_PER_CONNECTION = 200;
+const POOLER_ERRORS = new Set(['26000', '42P05']);
+
+export type PreparedLog = { warn(msg: string, fields?: Record<string, unknown>): void };
+
+/** Marks a statement to run as a named (prepared) statement where the setting allows it. */
+export function prepared<R>(query: RawBuilder<R>): RawBuilder<R> {
+  return sql<R>`${sql.raw(MARKER)}${query}`;
+}
+
+/** `PG_PREPARED_STATEMENTS`: on unless `off`/`0`/`false`/`no`. */
+export function preparedStatementsWanted(env: NodeJS.ProcessEnv = process.env): boolean {
+  return !['off', '0', 'false', 'no'].includes((env.PG_PREPARED_STATEMENTS ?? '').trim().toLowerCase());
+}
+
+export type PreparedSwitch = { enabled: boolean };
+
+/**
+ * Hooks every connection of the pool: a marked statement becomes `{ name, text, values }` while `state.enabled`.
+ * pg remembers per connection which names it has parsed and sends only Bind/Execute for them.
+ */
+export function usePreparedStatements(pool: Pool, state: PreparedSwitch, log?: PreparedLog): void {
+  pool.on('connect', (client: PoolClient) => {
+    // Looked up on each call (not bound once), so whatever wraps pg's Client.prototype.query later still sees it.
+    const query = (...args: unknown[]): unknown => (Object.getPrototypeOf(client).query as (...a: unknown[]) => unknown).apply(client, args);
+    const names = new Set<string>();
+    (client as unknown as { query: unknown }).query = (text: unknown, values?: unknown, cb?: unknown) => {
+      if (!state.enabled || typeof text !== 'string' || !text.startsWith(MARKER) || !Array.isArray(values) || cb !== undefined) {
+        return query(text, values, cb);
+      }
+      const name = `hp_${createHash('sha1').update(text).digest('base64url')}`;
+      if (!names.has(name)) {
+        if (names.size >= MAX_PER_CONNECTION) return query(text, values);
+        names.add(name);
+      }
+      return (query({ name, text, values }) as Promise<unknown>).catch((err: { code?: string }) => {
+        if (err?.code === '0A000') {
+          // "cached plan must not change result type" (a migration changed a column under the statement): forget
+          // it on this connection, so the next execution parses it again.
+          names.delete(name);
+          delete (client as unknown as { connection: { parsedStatements: Record<string, string> } }).connection.parsedStatements[name];
+          void (query(`deallocate "${name}"`) as Promise<unknown>).catch(() => {});
+        } else if (err && POOLER_ERRORS.has(err.code ?? '') && state.enabled) {
+          state.enabled = false;
+          log?.warn('named prepared statements switched off: the database connection does not keep them (a transaction pooler such as PgBouncer < 1.21?); set PG_PREPARED_STATEMENTS=off there', { code: err.code });
+        }
+        throw err;
+      });
+    };
+  });
+}

@@ -1,0 +1,165 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { inject } from 'vitest';
+import { createOrm, executorOf, preparedStatementsOf, type Orm } from '../../../src/platform/db/orm.js';
+import { prepared, preparedStatementsWanted } from '../../../src/platform/db/prepared.js';
+import { sql } from '../../../src/platform/db/sql.js';
+import { startHarness, type Harness } from '../../harness/harness.js';
+import { PGBOUNCER_BIN, startPgBouncer, type PgBouncer } from '../../harness/pgbouncer.js';
+import { edition, offer, transition } from '../../resources/offers/helpers.js';
+
+// Named statements for the hot projections (platform/db/prepared.ts): directly they are parsed once per
+// connection; through Debian's PgBouncer 1.18 in transaction pooling mode they must be off, and the offer list
+// works both ways.
+const direct = inject('directDatabaseUrl');
+
+type Stmt = { name: string; statement: string };
+const ownStatements = (orm: Orm) =>
+  sql<Stmt>`select name, statement from pg_prepared_statements where name like 'hp\\_%'`.execute(executorOf(orm)).then((r) => r.rows);
+
+describe('PG_PREPARED_STATEMENTS', () => {
+  it('is on unless switched off', () => {
+    expect(preparedStatementsWanted({})).toBe(true);
+    expect(preparedStatementsWanted({ PG_PREPARED_STATEMENTS: 'on' })).toBe(true);
+    for (const off of ['off', 'OFF', '0', 'false', 'no']) expect(preparedStatementsWanted({ PG_PREPARED_STATEMENTS: off })).toBe(false);
+  });
+});
+
+describe('prepared() on a direct connection', () => {
+  it('runs a marked statement as one named statement per connection, and only marked ones', async () => {
+    const orm = await createOrm(direct, { poolMax: 1, preparedStatements: true });
+    try {
+      const db = executorOf(orm);
+      for (let i = 0; i < 5; i++) {
+        const r = await prepared(sql<{ x: number }>`select ${i}::int + 1 as x`).execute(db);
+        expect(r.rows).toEqual([{ x: i + 1 }]);
+      }
+      await sql`select 1 as unmarked`.execute(db);
+      const stmts = await ownStatements(orm);
+      expect(stmts).toHaveLength(1);
+      expect(stmts[0].statement).toContain('+ 1 as x');
+      expect(stmts[0].name).toMatch(/^hp_[A-Za-z0-9_-]{27}$/);
+      // Other text, other statement.
+      await prepared(sql`select ${1}::int * 2 as y`).execute(db);
+      expect(await ownStatements(orm)).toHaveLength(2);
+    } finally {
+      await orm.close();
+    }
+  });
+
+  it('parses a statement again after a migration changed its result type (that one execution fails)', async () => {
+    const orm = await createOrm(direct, { poolMax: 1, preparedStatements: true });
+    const table = `prep_${Math.random().toString(36).slice(2, 8)}`;
+    try {
+      const db = executorOf(orm);
+      await sql`create table ${sql.table(table)} (x int)`.execute(db);
+      await sql`insert into ${sql.table(table)} values (1)`.execute(db);
+      const read = () => prepared(sql<{ x: unknown }>`select x from ${sql.table(table)}`).execute(db);
+      expect((await read()).rows).toEqual([{ x: 1 }]);
+      await sql`alter table ${sql.table(table)} alter column x type text`.execute(db);
+      await expect(read()).rejects.toMatchObject({ code: '0A000' });
+      expect((await read()).rows).toEqual([{ x: '1' }]);
+      expect(preparedStatementsOf(orm)).toBe(true);
+    } finally {
+      await sql`drop table if exists ${sql.table(table)}`.execute(executorOf(orm));
+      await orm.close();
+    }
+  });
+
+  it('sends them unnamed when switched off', async () => {
+    const orm = await createOrm(direct, { poolMax: 1, preparedStatements: false });
+    try {
+      for (let i = 0; i < 3; i++) await prepared(sql`select ${i}::int + 1 as x`).execute(executorOf(orm));
+      expect(await ownStatements(orm)).toEqual([]);
+    } finally {
+      await orm.close();
+    }
+  });
+});
+
+async function publishedOffers(h: Harness, n: number) {
+  const t = await h.tenant();
+  const ed = await edition(t);
+  for (let i = 0; i < n; i++) {
+    const o = await offer(t, { name: `Angebot ${String(i).padStart(2, '0')}`, edition: ed.uuid, maxParticipants: 10 });
+    await transition(t, o.uuid, 'publish');
+  }
+  return t;
+}
+
+/** Many lists at once, anonymous (cache off) and with a token: all 200 and the same body each time. */
+async function listsConcurrently(h: Harness, t: Awaited<ReturnType<typeof publishedOffers>>) {
+  const previous = process.env.PUBLIC_CACHE_MS;
+  process.env.PUBLIC_CACHE_MS = '0';
+  try {
+    const anonymous = await Promise.all(Array.from({ length: 24 }, () => t.get('/offers?itemsPerPage=5', { token: null })));
+    const token = await Promise.all(Array.from({ length: 24 }, () => t.get('/offers?itemsPerPage=5')));
+    for (const r of [...anonymous, ...token]) expect(r.status, r.text).toBe(200);
+    expect(new Set(anonymous.map((r) => r.text)).size).toBe(1);
+    expect(new Set(token.map((r) => r.text)).size).toBe(1);
+    expect(anonymous[0].body.map((o: { name: string }) => o.name)).toEqual(['Angebot 00', 'Angebot 01', 'Angebot 02', 'Angebot 03', 'Angebot 04']);
+    return { anonymous: anonymous[0].body, token: token[0].body };
+  } finally {
+    process.env.PUBLIC_CACHE_MS = previous;
+  }
+}
+
+describe('the offer list directly with named statements', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness({ databaseUrl: direct, preparedStatements: true });
+  });
+  afterAll(async () => h?.close());
+
+  it('answers many concurrent lists, anonymous and with a token, and keeps the statements on', async () => {
+    const t = await publishedOffers(h, 6);
+    await listsConcurrently(h, t);
+    expect(preparedStatementsOf(h.orm)).toBe(true);
+  });
+});
+
+describe.runIf(!!PGBOUNCER_BIN)('the offer list through PgBouncer 1.18 in transaction pooling mode', () => {
+  let bouncer: PgBouncer;
+  beforeAll(async () => {
+    // Few server connections for many client connections: consecutive transactions of one client land on
+    // different server connections.
+    bouncer = await startPgBouncer(direct, { poolSize: 2 });
+  });
+  afterAll(async () => bouncer?.stop());
+
+  it('with PG_PREPARED_STATEMENTS=off: every list answers, anonymous and with a token', async () => {
+    const h = await startHarness({ databaseUrl: bouncer.url(direct), preparedStatements: false });
+    try {
+      const t = await publishedOffers(h, 6);
+      const pooled = await listsConcurrently(h, t);
+      expect(pooled.token[0].attendances).toBeDefined();
+      expect(pooled.anonymous[0].attendances).toBeUndefined();
+    } finally {
+      await h.close();
+    }
+  });
+
+  it('left on by mistake: the first failure switches named statements off for the process, then it serves', async () => {
+    const orm = await createOrm(bouncer.url(direct), { poolMax: 6, preparedStatements: true });
+    const warnings: string[] = [];
+    const onWarning = (w: Error) => warnings.push(w.message);
+    process.on('warning', onWarning);
+    try {
+      const db = executorOf(orm);
+      const errors: string[] = [];
+      for (let round = 0; round < 20 && preparedStatementsOf(orm); round++) {
+        const results = await Promise.allSettled(Array.from({ length: 6 }, (_, i) => prepared(sql<{ x: number }>`select ${i}::int + 1 as x, pg_sleep(0.01)::text as s`).execute(db)));
+        for (const r of results) if (r.status === 'rejected') errors.push(String((r.reason as { code?: string }).code));
+      }
+      expect(errors.length).toBeGreaterThan(0);
+      expect(errors.every((c) => c === '26000' || c === '42P05'), errors.join()).toBe(true);
+      expect(preparedStatementsOf(orm)).toBe(false);
+      await new Promise((r) => setImmediate(r));
+      expect(warnings.some((w) => w.includes('named prepared statements switched off'))).toBe(true);
+      const after = await Promise.all(Array.from({ length: 12 }, (_, i) => prepared(sql<{ x: number }>`select ${i}::int + 1 as x, pg_sleep(0.01)::text as s`).execute(db)));
+      expect(after.map((r) => r.rows[0].x)).toEqual(Array.from({ length: 12 }, (_, i) => i + 1));
+    } finally {
+      process.off('warning', onWarning);
+      await orm.close();
+    }
+  });
+});
