@@ -235,6 +235,8 @@ describe('GET /events', () => {
       const p = expectProblem(await feed.get(`/events?types=${encodeURIComponent(types)}`), 400);
       expect(p.detail).toContain('types');
     }
+    // Like every list filter of the API (spec 1.9): several values comma-separated, not a repeated parameter.
+    expect(expectProblem(await feed.get('/events?types=offer.published&types=attendance.created'), 400).detail).toMatch(/^types: /);
     for (const size of ['0', '201', 'x']) expect(expectProblem(await feed.get(`/events?itemsPerPage=${size}`), 400).detail).toContain('itemsPerPage');
   });
 
