@@ -66,9 +66,19 @@ export async function recordEvents(ctx: EventContext, db: Executor, events: read
   return ids;
 }
 
-/** The payload as stored: no null or undefined keys (spec 1.6), so feed and webhooks show the same body. */
+/**
+ * The payload as stored: no null or undefined keys (spec 1.6), so feed and webhooks show the same body. Payloads
+ * are flat (references, states, lists of references), so only the top level is looked at; no replacer function
+ * (several times slower over a commit's thousands of events).
+ */
 export function dataJson(data: object): string {
-  return JSON.stringify(data, (_k, v: unknown) => (v === null ? undefined : v));
+  let clean: Record<string, unknown> | null = null;
+  for (const [k, v] of Object.entries(data)) {
+    if (v !== null) continue;
+    clean ??= { ...data };
+    delete clean[k];
+  }
+  return JSON.stringify(clean ?? data);
 }
 
 export type StoredEvent = { id: string; uuid: string; type: EventType; occurredAt: Date; data: Record<string, unknown> };
