@@ -141,6 +141,14 @@ export async function readEvents(db: Executor, schema: string, opts: ReadEventsO
   };
 }
 
+/** One event by its uuid (committed, so visible; the feed's ordering rule does not matter here), or null. */
+export async function readEvent(db: Executor, schema: string, uuid: string): Promise<StoredEvent | null> {
+  const res = await sql<StoredEvent>`select e.id::text as id, e.uuid, e.type, e.occurred_at as "occurredAt", e.data
+    from ${qualified(schema, 'event')} e where e.uuid = ${uuid}::uuid`.execute(db);
+  const e = res.rows[0];
+  return e ? { ...e, occurredAt: new Date(e.occurredAt) } : null;
+}
+
 /** Deletes the events older than `days` (default 30); returns how many. The daily retention run calls it. */
 export async function purgeEvents(db: Executor, schema: string, days = EVENT_RETENTION_DAYS): Promise<number> {
   const res = await sql`delete from ${qualified(schema, 'event')} where occurred_at < now() - make_interval(days => ${days})`.execute(db);
