@@ -113,8 +113,9 @@ async function main() {
     });
     const byId = await timeEach(READS, async (i) => {
       const p = cursorAt(positions[i]!);
-      const res = await sql`select id::text as id, uuid, type, occurred_at, data, tx::text as tx from ${t('event')}
-        where id > ${p.id}::bigint order by id limit 200`.execute(db);
+      // Qualified: a bare `id` in ORDER BY would sort by the text column of the output (a seq scan and a sort).
+      const res = await sql`select e.id::text as id, e.uuid, e.type, e.occurred_at, e.data, e.tx::text as tx from ${t('event')} e
+        where e.id > ${p.id}::bigint order by e.id limit 200`.execute(db);
       if (res.rows.length !== 200) throw new Error('short page');
     });
 
