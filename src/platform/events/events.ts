@@ -61,12 +61,8 @@ export async function recordEvent<T extends EventType>(ctx: EventContext, db: Ex
 export async function recordEvents(ctx: EventContext, db: Executor, events: readonly NewEvent[]): Promise<string[]> {
   if (events.length === 0) return [];
   const ids = events.map(() => newUuid());
-  // One JSON document as the only parameter: a jsonb[] array literal would escape every quote of every payload
-  // and be parsed twice. `order by n`: ids follow the order given.
-  const doc = `[${events.map((e, i) => `{"u":"${ids[i]}","t":"${e.type}","d":${dataJson(e.data)}}`).join(',')}]`;
   await sql`insert into ${qualified(ctx.tenant.schema, 'event')} (uuid, type, data)
-    select (x.e->>'u')::uuid, x.e->>'t', x.e->'d' from jsonb_array_elements(${doc}::jsonb) with ordinality as x(e, n)
-    order by x.n`.execute(db);
+    select * from unnest(${ids}::uuid[], ${events.map((e) => e.type)}::text[], ${events.map((e) => dataJson(e.data))}::jsonb[])`.execute(db);
   return ids;
 }
 
