@@ -159,6 +159,30 @@ describe('the events of every change', () => {
   });
 });
 
+describe('applying again, and retries', () => {
+  it('an application made again for the same offer reports a status change (cause reapplication); a replayed POST reports nothing', async () => {
+    const edition = await createEdition(t, { procedure: 'firstcome' });
+    const offer = await createOffer(t, { edition: edition.uuid, maxParticipants: null });
+    const child = await createParticipant(t);
+    const key = { headers: { 'idempotency-key': `apply-${randomUUID()}` } };
+    const body = { offer: offer.uuid, participant: child.uuid };
+    const first = await ok(t.post('/attendances', body, key), 201);
+    const replay = await t.post('/attendances', body, key);
+    expect(replay.status).toBe(201);
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+    await post(`/attendances/${first.uuid}/transition`, { transition: 'withdraw' });
+    const again = await post('/attendances', body, 201);
+    expect(again.uuid).toBe(first.uuid);
+    await waitForEvent(t, (e) => e.data.attendance === first.uuid && e.data.cause === 'reapplication');
+    const mine = (await readFeed(t)).filter((e) => e.data.attendance === first.uuid).map((e) => [e.type, e.data.from, e.data.to ?? e.data.status, e.data.cause]);
+    expect(mine).toEqual([
+      ['attendance.created', undefined, 'confirmed', undefined],
+      ['attendance.status_changed', 'confirmed', 'withdrawn', 'transition'],
+      ['attendance.status_changed', 'withdrawn', 'confirmed', 'reapplication'],
+    ]);
+  });
+});
+
 describe('applications that go with their participant', () => {
   it('deleting a participant reports each of its applications as deleted', async () => {
     const edition = await createEdition(t, { procedure: 'firstcome' });
