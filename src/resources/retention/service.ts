@@ -6,6 +6,7 @@ import { dbOf } from '../../platform/context.js';
 import { qualified, sql, type Executor } from '../../platform/db/sql.js';
 import { purgeIdempotencyKeys } from '../../platform/http/idempotency.js';
 import { purgeOutbox } from '../../platform/mail/outbox.js';
+import { purgeEvents, recordEvents } from '../../platform/events/events.js';
 import type { TenantJobData } from '../../platform/jobs/queue.js';
 
 // Retention (D2 `retentionWeeks`, D9; docs/decisions.md "Retention"): pseudonymises the participants whose
@@ -227,6 +228,10 @@ async function pseudonymiseBatch(ctx: ServiceContext, uuids: string[], offers: M
       await sql`update ${t('accounts')} set modified_at = now() where uuid = any(${accountIds}::uuid[])`.execute(db);
       accounts = await pseudonymiseAccounts(ctx, db, await dueAccounts(ctx, db, accountIds, [], cutoff));
     }
+    // Issue 14: one event per child, in one statement.
+    await recordEvents(ctx, db, due.map((p) => ({ type: 'participant.pseudonymised' as const, data: {
+      participant: p.uuid, account: p.accountUuid ?? undefined, accountPseudonymised: p.accountUuid !== null && accounts.accounts.includes(p.accountUuid),
+    } })));
     return {
       participants: dueIds,
       accounts: accounts.accounts,
@@ -346,4 +351,7 @@ export async function runRetentionJob(ctx: ServiceContext, _data: TenantJobData)
   if (purged > 0) ctx.log.info({ tenant: ctx.tenant.slug, purged }, 'old e-mails deleted');
   const keys = await purgeIdempotencyKeys(dbOf(ctx.em), ctx.tenant.schema);
   if (keys > 0) ctx.log.info({ tenant: ctx.tenant.slug, keys }, 'expired idempotency keys deleted');
+  // Issue 14: the event feed keeps 30 days.
+  const events = await purgeEvents(dbOf(ctx.em), ctx.tenant.schema);
+  if (events > 0) ctx.log.info({ tenant: ctx.tenant.slug, events }, 'old events deleted');
 }
