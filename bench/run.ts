@@ -22,7 +22,8 @@ export const SCENARIOS: Scenario[] = [
   { name: 'tenants', file: 'bench/tenants.ts', title: 'A thousand municipalities, issue 10.4' },
   { name: 'mail', file: 'bench/mail.ts', title: 'Work after the response (mail), issue 9' },
   { name: 'limiter', file: 'bench/limiter.ts', title: 'Redis rate limiter overhead, issue 10.5' },
-  { name: 'webhooks', file: 'bench/webhooks.ts', title: 'Webhooks, issue 10' },
+  { name: 'events', file: 'bench/events.ts', title: 'Event log and feed, issue 14' },
+  { name: 'webhooks', file: 'bench/webhooks.ts', title: 'Webhook delivery, issue 14' },
 ];
 
 const DOC = 'docs/benchmarks.md';
