@@ -7,8 +7,10 @@ import {
 import * as service from './service.js';
 
 const tags = ['webhooks'];
-const read = { access: 'read', roles: ['admin'] } as const;
-const write = { access: 'write', roles: ['admin'] } as const;
+import type { Meta } from '../../platform/http/trpc.js';
+
+const read: Meta = { access: 'read', roles: ['admin'] };
+const write: Meta = { access: 'write', roles: ['admin'] };
 
 export const webhooksRouter = router({
   list: procedure

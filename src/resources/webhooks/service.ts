@@ -7,9 +7,9 @@ import { pageOf } from '../../platform/http/fields.js';
 import { newUuid } from '../../platform/http/ids.js';
 import { assertPatchNotEmpty, wasSent } from '../../platform/http/patch.js';
 import { conflict, invalid, notFound, violation } from '../../platform/http/problem.js';
-import { QUEUES } from '../../platform/jobs/queue.js';
 import { allowedHostsOf, resolveTarget } from '../../platform/net/outgoing.js';
 import { generateSecret } from '../../platform/webhooks/signature.js';
+import { wakeWebhookDelivery } from '../../platform/webhooks/wake.js';
 import {
   ALL_EVENTS, type CreateWebhookInput, type DeliveryOut, type ListDeliveriesInput, type ListWebhooksInput,
   type UpdateWebhookInput, type WebhookOut, type WebhookWithSecretOut,
@@ -66,10 +66,6 @@ async function assertDeliverableUrl(url: string): Promise<void> {
   if (!checked.ok) throw invalid([violation('url', `This URL cannot receive webhooks: ${checked.reason}.`, 'url')]);
 }
 
-/** Wakes the delivery job of the tenant in the caller's transaction (one queued per tenant). */
-export async function wakeDelivery(ctx: Pick<ServiceContext, 'tenant' | 'jobs'>, db: Executor): Promise<void> {
-  await ctx.jobs?.send(QUEUES.webhookDeliver, { tenant: ctx.tenant.slug }, { db, singletonKey: ctx.tenant.slug });
-}
 
 export async function listWebhooks(ctx: ServiceContext, input: ListWebhooksInput): Promise<WebhookOut[]> {
   const { limit, offset } = pageOf(input);
@@ -127,7 +123,7 @@ export async function updateWebhook(ctx: ServiceContext, input: UpdateWebhookInp
         disabled_at = case when ${enabled} then null when ${row.enabled} then now() else disabled_at end,
         disabled_reason = case when ${enabled} or ${row.enabled} then null else disabled_reason end
       where uuid = ${input.uuid}::uuid returning ${COLUMNS}`.execute(db);
-    if (fresh && enabled) await wakeDelivery(ctx, db);
+    if (fresh && enabled) await wakeWebhookDelivery(ctx, db);
     return toOut(res.rows[0]!);
   });
 }
@@ -195,7 +191,7 @@ export async function redeliver(ctx: ServiceContext, uuid: string, id: string): 
         coalesce(max(attempt), 0) + 1, true, 'pending'
       from ${deliveries} where webhook_uuid = ${uuid}::uuid and event_uuid = ${original.event_uuid}::uuid
       returning ${DELIVERY_COLUMNS}`.execute(db);
-    await wakeDelivery(ctx, db);
+    await wakeWebhookDelivery(ctx, db);
     return deliveryOf(res.rows[0]!);
   });
 }
