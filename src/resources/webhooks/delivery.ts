@@ -57,11 +57,12 @@ type EventRow = { id: string; tx: string; uuid: string; type: EventType; occurre
 
 /** Events of the subscription after its cursor, visible under the feed's rule (events.ts), in order. */
 function nextEvents(db: Executor, schema: string, sub: Pick<Claimed, 'cursor_tx' | 'cursor_id' | 'events'>, limit: number) {
-  return sql<EventRow>`select id::text as id, tx::text as tx, uuid, type, occurred_at as "occurredAt", data
-    from ${qualified(schema, 'event')}
-    where tx < pg_snapshot_xmin(pg_current_snapshot()) and (tx, id) > (${sub.cursor_tx}::xid8, ${sub.cursor_id}::bigint)
-      and (${sub.events}::text[] is null or type = any(${sub.events}::text[]))
-    order by tx, id limit ${limit}`.execute(db);
+  // Qualified names: a bare `id` in ORDER BY would be the text column of the output (and sort "10" before "9").
+  return sql<EventRow>`select e.id::text as id, e.tx::text as tx, e.uuid, e.type, e.occurred_at as "occurredAt", e.data
+    from ${qualified(schema, 'event')} e
+    where e.tx < pg_snapshot_xmin(pg_current_snapshot()) and (e.tx, e.id) > (${sub.cursor_tx}::xid8, ${sub.cursor_id}::bigint)
+      and (${sub.events}::text[] is null or e.type = any(${sub.events}::text[]))
+    order by e.tx, e.id limit ${limit}`.execute(db);
 }
 
 /** A subscription with work: a pending redelivery, or (when its backoff is over) a visible event after its cursor. */
