@@ -11,6 +11,7 @@ import { debtorsRouter } from './resources/debtors/router.js';
 import { bookingsRouter } from './resources/bookings/router.js';
 import { ledgersRouter } from './resources/ledgers/router.js';
 import { receiptsRouter } from './resources/receipts/router.js';
+import { eventsRouter } from './resources/events/router.js';
 import { webhooksRouter } from './resources/webhooks/router.js';
 
 // Every resource's procedures; the REST paths live in each procedure's meta.
@@ -27,6 +28,7 @@ export const appRouter = router({
   bookings: bookingsRouter,
   ledgers: ledgersRouter,
   receipts: receiptsRouter,
+  events: eventsRouter,
   webhooks: webhooksRouter,
 });
 

@@ -853,6 +853,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The event feed
+         * @description The municipality's events in the order they happened, after the cursor `after`, kept for 30 days. Poll with the `next` of the previous answer: an integration that was down catches up without webhooks. An event appears once every database transaction older than its own has ended, so none is ever skipped.
+         *
+         *     Access: a read or read-write token (not a legacy token) of admins only.
+         */
+        get: operations["events-list"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1381,6 +1403,634 @@ export interface components {
             amount: number;
             /** @example Fußball-Feriencamp: Emma Müller */
             text: string | null;
+        };
+        /** @description A page of the event feed and the cursor to continue after it. */
+        EventPage: {
+            /** @description in the order they happened; fewer than `itemsPerPage`: the feed is read to its end for now */
+            events: components["schemas"]["Event"][];
+            /** @description the cursor to send as `after` next time (the last event's; the one sent when nothing is new). Absent only when the feed is empty and no cursor was sent. */
+            next?: string;
+        };
+        /** @description An event of the municipality: what changed (`type`), when (`timestamp`) and the references and states of the records concerned (`data`); never names or contact data. */
+        Event: components["schemas"]["AttendanceCreatedEvent"] | components["schemas"]["AttendanceStatusChangedEvent"] | components["schemas"]["AttendanceTransferredEvent"] | components["schemas"]["AttendanceDeletedEvent"] | components["schemas"]["OfferPublishedEvent"] | components["schemas"]["OfferChangedEvent"] | components["schemas"]["OfferCancelledEvent"] | components["schemas"]["OfferRelaunchedEvent"] | components["schemas"]["EditionAllocatedEvent"] | components["schemas"]["EditionCommittedEvent"] | components["schemas"]["ReceiptCreatedEvent"] | components["schemas"]["ReceiptReversedEvent"] | components["schemas"]["ParticipantPseudonymisedEvent"];
+        /** @description An application was made (POST /attendances). An application made again for the same offer reuses the old one and reports `attendance.status_changed` (cause `reapplication`); a transfer's new application reports `attendance.transferred`. */
+        AttendanceCreatedEvent: {
+            /**
+             * Format: uuid
+             * @description the event's uuid; the same in the feed and in a webhook delivery (deduplicate by it)
+             */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "attendance.created";
+            /**
+             * Format: date-time
+             * @description when the change happened (its transaction), Europe/Berlin with offset
+             * @example 2027-07-01T10:00:00+02:00
+             */
+            timestamp: string;
+            data: components["schemas"]["AttendanceCreatedEventData"];
+        };
+        /** @description An application was made (POST /attendances). An application made again for the same offer reuses the old one and reports `attendance.status_changed` (cause `reapplication`); a transfer's new application reports `attendance.transferred`. */
+        AttendanceCreatedEventData: {
+            /**
+             * Format: uuid
+             * @description the application
+             * @example 6c89e674-6ede-46d3-a16a-e85bd6132b0c
+             */
+            attendance: string;
+            /**
+             * Format: uuid
+             * @description its offer
+             * @example 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f
+             */
+            offer: string;
+            /**
+             * Format: uuid
+             * @description the offer's edition
+             * @example 4c3d7a57-bdf2-40ba-bd22-ac2d6e5b44f7
+             */
+            edition: string;
+            /**
+             * Format: uuid
+             * @description the child
+             * @example 5e6f7a8b-9c0d-4e1f-8a2b-3c4d5e6f7a8b
+             */
+            participant: string;
+            /**
+             * Format: uuid
+             * @description the child's family account; absent when the child has none
+             * @example 7a8b9c0d-1e2f-4a3b-8c4d-5e6f7a8b9c0d
+             */
+            account?: string;
+            /** @enum {string} */
+            status: "waiting" | "confirmed" | "waitlisted" | "rejected" | "withdrawn" | "unfulfilled" | "participated" | "noshow" | "email_unconfirmed" | "consents_outstanding";
+            heldBack: boolean;
+            /**
+             * @description set when the system decided (procedure, capacity); a fixed text, not free text
+             * @example Platz in der Verlosung erhalten
+             */
+            decisionReason?: string;
+        };
+        /** @description An application changed state, or its held-back decision was released. */
+        AttendanceStatusChangedEvent: {
+            /**
+             * Format: uuid
+             * @description the event's uuid; the same in the feed and in a webhook delivery (deduplicate by it)
+             */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "attendance.status_changed";
+            /**
+             * Format: date-time
+             * @description when the change happened (its transaction), Europe/Berlin with offset
+             * @example 2027-07-01T10:00:00+02:00
+             */
+            timestamp: string;
+            data: components["schemas"]["AttendanceStatusChangedEventData"];
+        };
+        /** @description An application changed state, or its held-back decision was released. */
+        AttendanceStatusChangedEventData: {
+            /**
+             * Format: uuid
+             * @description the application
+             * @example 6c89e674-6ede-46d3-a16a-e85bd6132b0c
+             */
+            attendance: string;
+            /**
+             * Format: uuid
+             * @description its offer
+             * @example 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f
+             */
+            offer: string;
+            /**
+             * Format: uuid
+             * @description the offer's edition
+             * @example 4c3d7a57-bdf2-40ba-bd22-ac2d6e5b44f7
+             */
+            edition: string;
+            /**
+             * Format: uuid
+             * @description the child
+             * @example 5e6f7a8b-9c0d-4e1f-8a2b-3c4d5e6f7a8b
+             */
+            participant: string;
+            /**
+             * Format: uuid
+             * @description the child's family account; absent when the child has none
+             * @example 7a8b9c0d-1e2f-4a3b-8c4d-5e6f7a8b9c0d
+             */
+            account?: string;
+            /** @enum {string} */
+            from: "waiting" | "confirmed" | "waitlisted" | "rejected" | "withdrawn" | "unfulfilled" | "participated" | "noshow" | "email_unconfirmed" | "consents_outstanding";
+            /** @enum {string} */
+            to: "waiting" | "confirmed" | "waitlisted" | "rejected" | "withdrawn" | "unfulfilled" | "participated" | "noshow" | "email_unconfirmed" | "consents_outstanding";
+            /** @description true while the decision is held back (lot, commit:false); false once it is final */
+            heldBack: boolean;
+            /**
+             * @description the system's reason for the decision (lottery, capacity), when there is one
+             * @example Platz in der Verlosung erhalten
+             */
+            decisionReason?: string;
+            /**
+             * @description what changed it: a transition; an application made again for the same offer (POST /attendances reuses it and decides again); a refill moving the waiting list up; a lottery run (held back); the commit releasing a held-back decision (from = to, heldBack false); a receipt reversal that withdrew it
+             * @enum {string}
+             */
+            cause: "transition" | "reapplication" | "refill" | "allocation" | "commit" | "reversal";
+        };
+        /** @description An application was moved to another offer (POST /attendances/{uuid}/transfer). */
+        AttendanceTransferredEvent: {
+            /**
+             * Format: uuid
+             * @description the event's uuid; the same in the feed and in a webhook delivery (deduplicate by it)
+             */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "attendance.transferred";
+            /**
+             * Format: date-time
+             * @description when the change happened (its transaction), Europe/Berlin with offset
+             * @example 2027-07-01T10:00:00+02:00
+             */
+            timestamp: string;
+            data: components["schemas"]["AttendanceTransferredEventData"];
+        };
+        /** @description An application was moved to another offer (POST /attendances/{uuid}/transfer). */
+        AttendanceTransferredEventData: {
+            /**
+             * Format: uuid
+             * @description the new application (a transfer makes a new one)
+             * @example 6c89e674-6ede-46d3-a16a-e85bd6132b0c
+             */
+            attendance: string;
+            /**
+             * Format: uuid
+             * @description the application it replaces (deleted)
+             */
+            previousAttendance: string;
+            /**
+             * Format: uuid
+             * @description the target offer
+             * @example 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f
+             */
+            offer: string;
+            /**
+             * Format: uuid
+             * @description the target offer's edition
+             * @example 4c3d7a57-bdf2-40ba-bd22-ac2d6e5b44f7
+             */
+            edition: string;
+            /**
+             * Format: uuid
+             * @description the source offer
+             */
+            previousOffer: string;
+            /**
+             * Format: uuid
+             * @description the source offer's edition
+             */
+            previousEdition: string;
+            /**
+             * Format: uuid
+             * @description the child
+             * @example 5e6f7a8b-9c0d-4e1f-8a2b-3c4d5e6f7a8b
+             */
+            participant: string;
+            /**
+             * Format: uuid
+             * @description the child's family account; absent when the child has none
+             * @example 7a8b9c0d-1e2f-4a3b-8c4d-5e6f7a8b9c0d
+             */
+            account?: string;
+            /**
+             * @description the state of the previous application
+             * @enum {string}
+             */
+            from: "waiting" | "confirmed" | "waitlisted" | "rejected" | "withdrawn" | "unfulfilled" | "participated" | "noshow" | "email_unconfirmed" | "consents_outstanding";
+            /**
+             * @description the state of the new application
+             * @enum {string}
+             */
+            status: "waiting" | "confirmed" | "waitlisted" | "rejected" | "withdrawn" | "unfulfilled" | "participated" | "noshow" | "email_unconfirmed" | "consents_outstanding";
+            heldBack: boolean;
+        };
+        /** @description An application was deleted (DELETE /attendances/{uuid}). */
+        AttendanceDeletedEvent: {
+            /**
+             * Format: uuid
+             * @description the event's uuid; the same in the feed and in a webhook delivery (deduplicate by it)
+             */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "attendance.deleted";
+            /**
+             * Format: date-time
+             * @description when the change happened (its transaction), Europe/Berlin with offset
+             * @example 2027-07-01T10:00:00+02:00
+             */
+            timestamp: string;
+            data: components["schemas"]["AttendanceDeletedEventData"];
+        };
+        /** @description An application was deleted (DELETE /attendances/{uuid}). */
+        AttendanceDeletedEventData: {
+            /**
+             * Format: uuid
+             * @description the application
+             * @example 6c89e674-6ede-46d3-a16a-e85bd6132b0c
+             */
+            attendance: string;
+            /**
+             * Format: uuid
+             * @description its offer
+             * @example 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f
+             */
+            offer: string;
+            /**
+             * Format: uuid
+             * @description the offer's edition
+             * @example 4c3d7a57-bdf2-40ba-bd22-ac2d6e5b44f7
+             */
+            edition: string;
+            /**
+             * Format: uuid
+             * @description the child
+             * @example 5e6f7a8b-9c0d-4e1f-8a2b-3c4d5e6f7a8b
+             */
+            participant: string;
+            /**
+             * Format: uuid
+             * @description the child's family account; absent when the child has none
+             * @example 7a8b9c0d-1e2f-4a3b-8c4d-5e6f7a8b9c0d
+             */
+            account?: string;
+            /**
+             * @description its state when it was deleted
+             * @enum {string}
+             */
+            status: "waiting" | "confirmed" | "waitlisted" | "rejected" | "withdrawn" | "unfulfilled" | "participated" | "noshow" | "email_unconfirmed" | "consents_outstanding";
+        };
+        /** @description An offer was published (transition `publish`). */
+        OfferPublishedEvent: {
+            /**
+             * Format: uuid
+             * @description the event's uuid; the same in the feed and in a webhook delivery (deduplicate by it)
+             */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "offer.published";
+            /**
+             * Format: date-time
+             * @description when the change happened (its transaction), Europe/Berlin with offset
+             * @example 2027-07-01T10:00:00+02:00
+             */
+            timestamp: string;
+            data: components["schemas"]["OfferPublishedEventData"];
+        };
+        /** @description An offer was published (transition `publish`). */
+        OfferPublishedEventData: {
+            /**
+             * Format: uuid
+             * @description the offer
+             * @example 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f
+             */
+            offer: string;
+            /**
+             * Format: uuid
+             * @description its edition
+             * @example 4c3d7a57-bdf2-40ba-bd22-ac2d6e5b44f7
+             */
+            edition: string;
+            /** @description the offer's places after the change (D5) */
+            status: ("draft" | "completed" | "reviewed" | "published" | "cancelled" | "unpublished")[];
+        };
+        /** @description An offer was changed: PATCH, a transition other than publish/cancel/relaunch, or its variant base's descriptive fields copied to it. */
+        OfferChangedEvent: {
+            /**
+             * Format: uuid
+             * @description the event's uuid; the same in the feed and in a webhook delivery (deduplicate by it)
+             */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "offer.changed";
+            /**
+             * Format: date-time
+             * @description when the change happened (its transaction), Europe/Berlin with offset
+             * @example 2027-07-01T10:00:00+02:00
+             */
+            timestamp: string;
+            data: components["schemas"]["OfferChangedEventData"];
+        };
+        /** @description An offer was changed: PATCH, a transition other than publish/cancel/relaunch, or its variant base's descriptive fields copied to it. */
+        OfferChangedEventData: {
+            /**
+             * Format: uuid
+             * @description the offer
+             * @example 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f
+             */
+            offer: string;
+            /**
+             * Format: uuid
+             * @description its edition
+             * @example 4c3d7a57-bdf2-40ba-bd22-ac2d6e5b44f7
+             */
+            edition: string;
+            /** @description the offer's places after the change (D5) */
+            status: ("draft" | "completed" | "reviewed" | "published" | "cancelled" | "unpublished")[];
+            /** @description names of the fields that changed (`status` for a transition other than publish, cancel, relaunch) */
+            fields: string[];
+        };
+        /** @description A published offer was cancelled (transition `cancel`); its applications keep their states. */
+        OfferCancelledEvent: {
+            /**
+             * Format: uuid
+             * @description the event's uuid; the same in the feed and in a webhook delivery (deduplicate by it)
+             */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "offer.cancelled";
+            /**
+             * Format: date-time
+             * @description when the change happened (its transaction), Europe/Berlin with offset
+             * @example 2027-07-01T10:00:00+02:00
+             */
+            timestamp: string;
+            data: components["schemas"]["OfferCancelledEventData"];
+        };
+        /** @description A published offer was cancelled (transition `cancel`); its applications keep their states. */
+        OfferCancelledEventData: {
+            /**
+             * Format: uuid
+             * @description the offer
+             * @example 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f
+             */
+            offer: string;
+            /**
+             * Format: uuid
+             * @description its edition
+             * @example 4c3d7a57-bdf2-40ba-bd22-ac2d6e5b44f7
+             */
+            edition: string;
+            /** @description the offer's places after the change (D5) */
+            status: ("draft" | "completed" | "reviewed" | "published" | "cancelled" | "unpublished")[];
+            /** @description whether the confirmed families are e-mailed */
+            notify: boolean;
+        };
+        /** @description A cancelled offer was relaunched (transition `relaunch`). */
+        OfferRelaunchedEvent: {
+            /**
+             * Format: uuid
+             * @description the event's uuid; the same in the feed and in a webhook delivery (deduplicate by it)
+             */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "offer.relaunched";
+            /**
+             * Format: date-time
+             * @description when the change happened (its transaction), Europe/Berlin with offset
+             * @example 2027-07-01T10:00:00+02:00
+             */
+            timestamp: string;
+            data: components["schemas"]["OfferRelaunchedEventData"];
+        };
+        /** @description A cancelled offer was relaunched (transition `relaunch`). */
+        OfferRelaunchedEventData: {
+            /**
+             * Format: uuid
+             * @description the offer
+             * @example 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f
+             */
+            offer: string;
+            /**
+             * Format: uuid
+             * @description its edition
+             * @example 4c3d7a57-bdf2-40ba-bd22-ac2d6e5b44f7
+             */
+            edition: string;
+            /** @description the offer's places after the change (D5) */
+            status: ("draft" | "completed" | "reviewed" | "published" | "cancelled" | "unpublished")[];
+            /** @description whether the confirmed families are e-mailed */
+            notify: boolean;
+        };
+        /** @description A lottery run was drawn; its decisions are held back until the commit (each also reported as `attendance.status_changed` with cause `allocation`). */
+        EditionAllocatedEvent: {
+            /**
+             * Format: uuid
+             * @description the event's uuid; the same in the feed and in a webhook delivery (deduplicate by it)
+             */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "edition.allocated";
+            /**
+             * Format: date-time
+             * @description when the change happened (its transaction), Europe/Berlin with offset
+             * @example 2027-07-01T10:00:00+02:00
+             */
+            timestamp: string;
+            data: components["schemas"]["EditionAllocatedEventData"];
+        };
+        /** @description A lottery run was drawn; its decisions are held back until the commit (each also reported as `attendance.status_changed` with cause `allocation`). */
+        EditionAllocatedEventData: {
+            /**
+             * Format: uuid
+             * @description the edition
+             * @example 4c3d7a57-bdf2-40ba-bd22-ac2d6e5b44f7
+             */
+            edition: string;
+            /**
+             * Format: uuid
+             * @description the lottery run (the edition's `allocations`)
+             */
+            allocation: string;
+            /** @example 2027 */
+            seed: number;
+            /** @example 15 */
+            confirmed: number;
+            /** @example 46 */
+            waitlisted: number;
+            /** @example 0 */
+            unfulfilled: number;
+        };
+        /** @description The edition's held-back decisions were released (POST /editions/{uuid}/commit). */
+        EditionCommittedEvent: {
+            /**
+             * Format: uuid
+             * @description the event's uuid; the same in the feed and in a webhook delivery (deduplicate by it)
+             */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "edition.committed";
+            /**
+             * Format: date-time
+             * @description when the change happened (its transaction), Europe/Berlin with offset
+             * @example 2027-07-01T10:00:00+02:00
+             */
+            timestamp: string;
+            data: components["schemas"]["EditionCommittedEventData"];
+        };
+        /** @description The edition's held-back decisions were released (POST /editions/{uuid}/commit). */
+        EditionCommittedEventData: {
+            /**
+             * Format: uuid
+             * @description the edition
+             * @example 4c3d7a57-bdf2-40ba-bd22-ac2d6e5b44f7
+             */
+            edition: string;
+            /** @description how many held-back decisions were released (each also reported as `attendance.status_changed` with cause `commit`) */
+            released: number;
+            notify: boolean;
+        };
+        /** @description A payment was recorded (POST /receipts); its applications are paid. */
+        ReceiptCreatedEvent: {
+            /**
+             * Format: uuid
+             * @description the event's uuid; the same in the feed and in a webhook delivery (deduplicate by it)
+             */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "receipt.created";
+            /**
+             * Format: date-time
+             * @description when the change happened (its transaction), Europe/Berlin with offset
+             * @example 2027-07-01T10:00:00+02:00
+             */
+            timestamp: string;
+            data: components["schemas"]["ReceiptCreatedEventData"];
+        };
+        /** @description A payment was recorded (POST /receipts); its applications are paid. */
+        ReceiptCreatedEventData: {
+            /**
+             * Format: uuid
+             * @description the receipt
+             * @example 9a0b1c2d-3e4f-4a5b-8c6d-7e8f9a0b1c2d
+             */
+            receipt: string;
+            /**
+             * Format: uuid
+             * @description the debtor (its record names the account or participant)
+             */
+            debtor: string;
+            attendances: string[];
+            /**
+             * @description cents
+             * @example 4500
+             */
+            total: number;
+        };
+        /** @description A receipt was reversed, wholly or in part (POST /receipts/{uuid}/reverse). */
+        ReceiptReversedEvent: {
+            /**
+             * Format: uuid
+             * @description the event's uuid; the same in the feed and in a webhook delivery (deduplicate by it)
+             */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "receipt.reversed";
+            /**
+             * Format: date-time
+             * @description when the change happened (its transaction), Europe/Berlin with offset
+             * @example 2027-07-01T10:00:00+02:00
+             */
+            timestamp: string;
+            data: components["schemas"]["ReceiptReversedEventData"];
+        };
+        /** @description A receipt was reversed, wholly or in part (POST /receipts/{uuid}/reverse). */
+        ReceiptReversedEventData: {
+            /**
+             * Format: uuid
+             * @description the reversed receipt
+             * @example 9a0b1c2d-3e4f-4a5b-8c6d-7e8f9a0b1c2d
+             */
+            receipt: string;
+            /**
+             * Format: uuid
+             * @description the reversal receipt (negated items)
+             */
+            reversal: string;
+            /**
+             * Format: uuid
+             * @description the debtor
+             */
+            debtor: string;
+            attendances: string[];
+            /**
+             * @description the reversal's total in cents (negative)
+             * @example 4500
+             */
+            total: number;
+            /** @description whether those applications were also withdrawn (each reported as `attendance.status_changed` with cause `reversal`) */
+            withdraw: boolean;
+        };
+        /** @description The retention period ran out (D2 `retentionWeeks`, D9): the child was pseudonymised. */
+        ParticipantPseudonymisedEvent: {
+            /**
+             * Format: uuid
+             * @description the event's uuid; the same in the feed and in a webhook delivery (deduplicate by it)
+             */
+            id: string;
+            /**
+             * @description discriminator enum property added by openapi-typescript
+             * @enum {string}
+             */
+            type: "participant.pseudonymised";
+            /**
+             * Format: date-time
+             * @description when the change happened (its transaction), Europe/Berlin with offset
+             * @example 2027-07-01T10:00:00+02:00
+             */
+            timestamp: string;
+            data: components["schemas"]["ParticipantPseudonymisedEventData"];
+        };
+        /** @description The retention period ran out (D2 `retentionWeeks`, D9): the child was pseudonymised. */
+        ParticipantPseudonymisedEventData: {
+            /**
+             * Format: uuid
+             * @description the child; its names, birth date and contact data are gone
+             * @example 5e6f7a8b-9c0d-4e1f-8a2b-3c4d5e6f7a8b
+             */
+            participant: string;
+            /**
+             * Format: uuid
+             * @description its family account, when it has one
+             * @example 7a8b9c0d-1e2f-4a3b-8c4d-5e6f7a8b9c0d
+             */
+            account?: string;
+            /** @description true when the account lost its own names and contact data too (no living child left) */
+            accountPseudonymised: boolean;
         };
         /** @description RFC 9457 problem details. `type` is `/errors/<status>`, or `/validation_errors/<code>` for a 422 with violations. */
         Problem: {
@@ -11964,6 +12614,144 @@ export interface operations {
                      *           "code": "c1051bb4-d103-4f74-8988-acbcafc7fdc3"
                      *         }
                      *       ]
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded: wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/429",
+                     *       "title": "An error occurred",
+                     *       "status": 429,
+                     *       "detail": "Too many requests; retry in 3 seconds."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/503",
+                     *       "title": "An error occurred",
+                     *       "status": 503,
+                     *       "detail": "The service cannot reach its database right now; retry in a few seconds."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "events-list": {
+        parameters: {
+            query?: {
+                after?: string;
+                /** @description Comma-separated list; matches any of them. */
+                types?: ("attendance.created" | "attendance.status_changed" | "attendance.transferred" | "attendance.deleted" | "offer.published" | "offer.changed" | "offer.cancelled" | "offer.relaunched" | "edition.allocated" | "edition.committed" | "receipt.created" | "receipt.reversed" | "participant.pseudonymised")[];
+                /** @description Page size, default 30; above 200 is 400 (never silently capped). */
+                itemsPerPage?: number;
+            };
+            header?: {
+                /** @description ETag(s) of a representation the client has; a match gives 304 without a body */
+                "If-None-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventPage"];
+                };
+            };
+            /** @description Not modified (If-None-Match matched the ETag) */
+            304: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A malformed query parameter (named in `detail`) or malformed JSON */
+            400: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/400",
+                     *       "title": "An error occurred",
+                     *       "status": 400,
+                     *       "detail": "itemsPerPage: must be a whole number between 1 and 200."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, unknown, expired or revoked token (or anonymous access switched off) */
+            401: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/401",
+                     *       "title": "An error occurred",
+                     *       "status": 401,
+                     *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The token lacks the right: read-only token on a write, legacy token, organiser outside its offers, or a role that may not do this */
+            403: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/403",
+                     *       "title": "An error occurred",
+                     *       "status": 403,
+                     *       "detail": "This token is read-only and may not change anything."
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"];

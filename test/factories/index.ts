@@ -10,6 +10,7 @@ import * as booking from './booking.factory.js';
 import * as debtor from './debtor.factory.js';
 import * as ledger from './ledger.factory.js';
 import * as receipt from './receipt.factory.js';
+import * as event from './event.factory.js';
 import * as webhook from './webhook.factory.js';
 
 export type { FactoryModule, Overrides } from './factory.js';
@@ -28,6 +29,7 @@ export const factories: Record<string, FactoryModule> = {
   '/debtors': debtor,
   '/ledgers': ledger,
   '/bookings': booking,
+  '/events': event,
   '/webhooks': webhook,
 };
 

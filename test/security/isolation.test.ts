@@ -154,7 +154,8 @@ describe("B's lists never contain A's records", () => {
       if (!factoryFor(op.path)) throw missingFactory(op);
       const own = await B.get(`${op.path}?itemsPerPage=200`);
       expect(own.status, own.text).toBe(200);
-      expect(Array.isArray(own.body)).toBe(true);
+      // The event feed's page is an object carrying its cursor (docs/decisions.md "Events"); every other list an array.
+      expect(Array.isArray(op.path === '/events' ? own.body.events : own.body)).toBe(true);
       // Not vacuous: B's own record of this resource is listed.
       if (op.path === segmentOf(op.path)) expect(own.text).toContain(recordsB.get(op.path).uuid);
       const leaked = (text: string) => uuidsOfA.filter((u) => text.toLowerCase().includes(u.toLowerCase()));
@@ -176,7 +177,8 @@ describe("B's lists never contain A's records", () => {
           }
         }
       }
-      expect(filtered).toBeGreaterThan(0);
+      // The event feed has no reference filter (`after` is a cursor, `types` names event types): all are 400 there.
+      if (op.path !== '/events') expect(filtered).toBeGreaterThan(0);
       // Anonymous callers of a public list on B see nothing of A either.
       if (op.meta.access === 'public') {
         const anon = await B.get(op.path, { token: null });

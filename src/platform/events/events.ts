@@ -8,6 +8,8 @@ import type { Tenant } from '../tenancy/tenant.js';
 import { EVENT_PAYLOADS, type EventPayloads } from './payloads.js';
 import { wakeWebhookDelivery } from '../webhooks/wake.js';
 
+export type { EventPayloads };
+
 // Issue 14: the municipality's events (table `event` in its schema; docs/decisions.md "Events"). An event is
 // written in the transaction of the change it reports (a rolled-back change leaves none, a committed one
 // always has its event) and carries references and states only (payloads.ts). The feed (GET /events) and the
@@ -134,4 +136,10 @@ export async function readEvents(db: Executor, schema: string, opts: ReadEventsO
     events: res.rows.map(({ tx: _tx, ...e }) => ({ ...e, occurredAt: new Date(e.occurredAt) })),
     next: last ? encodeCursor({ tx: last.tx, id: last.id }) : opts.after,
   };
+}
+
+/** Deletes the events older than `days` (default 30); returns how many. The daily retention run calls it. */
+export async function purgeEvents(db: Executor, schema: string, days = EVENT_RETENTION_DAYS): Promise<number> {
+  const res = await sql`delete from ${qualified(schema, 'event')} where occurred_at < now() - make_interval(days => ${days})`.execute(db);
+  return Number(res.numAffectedRows ?? 0);
 }

@@ -25,17 +25,17 @@ export const EVENT_PAYLOADS = {
     status: attendanceState,
     heldBack: z.boolean(),
     decisionReason: z.string().optional().meta({ description: 'set when the system decided (procedure, capacity); a fixed text, not free text' }),
-  }).meta({ id: 'AttendanceCreatedEvent', description: 'An application was made (POST /attendances, or the new application of a transfer reports `attendance.transferred` instead).' }),
+  }).meta({ id: 'AttendanceCreatedEventData', description: 'An application was made (POST /attendances). An application made again for the same offer reuses the old one and reports `attendance.status_changed` (cause `reapplication`); a transfer\'s new application reports `attendance.transferred`.' }),
   'attendance.status_changed': z.object({
     ...attendanceRefs,
     from: attendanceState,
     to: attendanceState,
     heldBack: z.boolean().meta({ description: 'true while the decision is held back (lot, commit:false); false once it is final' }),
     decisionReason: z.string().optional().meta({ description: 'the system\'s reason for the decision (lottery, capacity), when there is one' }),
-    cause: z.enum(['transition', 'refill', 'allocation', 'commit', 'reversal']).meta({
-      description: 'what changed it: a transition, a refill moving the waiting list up, a lottery run (held back), the commit releasing a held-back decision (from = to, heldBack false), or a receipt reversal that withdrew it',
+    cause: z.enum(['transition', 'reapplication', 'refill', 'allocation', 'commit', 'reversal']).meta({
+      description: 'what changed it: a transition; an application made again for the same offer (POST /attendances reuses it and decides again); a refill moving the waiting list up; a lottery run (held back); the commit releasing a held-back decision (from = to, heldBack false); a receipt reversal that withdrew it',
     }),
-  }).meta({ id: 'AttendanceStatusChangedEvent', description: 'An application changed state, or its held-back decision was released.' }),
+  }).meta({ id: 'AttendanceStatusChangedEventData', description: 'An application changed state, or its held-back decision was released.' }),
   'attendance.transferred': z.object({
     attendance: id('the new application (a transfer makes a new one)'),
     previousAttendance: id('the application it replaces (deleted)'),
@@ -48,34 +48,34 @@ export const EVENT_PAYLOADS = {
     from: attendanceState.meta({ description: 'the state of the previous application' }),
     status: attendanceState.meta({ description: 'the state of the new application' }),
     heldBack: z.boolean(),
-  }).meta({ id: 'AttendanceTransferredEvent', description: 'An application was moved to another offer (POST /attendances/{uuid}/transfer).' }),
+  }).meta({ id: 'AttendanceTransferredEventData', description: 'An application was moved to another offer (POST /attendances/{uuid}/transfer).' }),
   'attendance.deleted': z.object({
     ...attendanceRefs,
     status: attendanceState.meta({ description: 'its state when it was deleted' }),
-  }).meta({ id: 'AttendanceDeletedEvent', description: 'An application was deleted (DELETE /attendances/{uuid}).' }),
+  }).meta({ id: 'AttendanceDeletedEventData', description: 'An application was deleted (DELETE /attendances/{uuid}).' }),
   'offer.published': z.object({
     offer: id('the offer'),
     edition: id('its edition'),
     status: offerStatus,
-  }).meta({ id: 'OfferPublishedEvent', description: 'An offer was published (transition `publish`).' }),
+  }).meta({ id: 'OfferPublishedEventData', description: 'An offer was published (transition `publish`).' }),
   'offer.changed': z.object({
     offer: id('the offer'),
     edition: id('its edition'),
     status: offerStatus,
     fields: z.array(z.string()).meta({ description: 'names of the fields that changed (`status` for a transition other than publish, cancel, relaunch)' }),
-  }).meta({ id: 'OfferChangedEvent', description: 'An offer was changed: PATCH, a transition other than publish/cancel/relaunch, or its variant base\'s descriptive fields copied to it.' }),
+  }).meta({ id: 'OfferChangedEventData', description: 'An offer was changed: PATCH, a transition other than publish/cancel/relaunch, or its variant base\'s descriptive fields copied to it.' }),
   'offer.cancelled': z.object({
     offer: id('the offer'),
     edition: id('its edition'),
     status: offerStatus,
     notify: z.boolean().meta({ description: 'whether the confirmed families are e-mailed' }),
-  }).meta({ id: 'OfferCancelledEvent', description: 'A published offer was cancelled (transition `cancel`); its applications keep their states.' }),
+  }).meta({ id: 'OfferCancelledEventData', description: 'A published offer was cancelled (transition `cancel`); its applications keep their states.' }),
   'offer.relaunched': z.object({
     offer: id('the offer'),
     edition: id('its edition'),
     status: offerStatus,
     notify: z.boolean().meta({ description: 'whether the confirmed families are e-mailed' }),
-  }).meta({ id: 'OfferRelaunchedEvent', description: 'A cancelled offer was relaunched (transition `relaunch`).' }),
+  }).meta({ id: 'OfferRelaunchedEventData', description: 'A cancelled offer was relaunched (transition `relaunch`).' }),
   'edition.allocated': z.object({
     edition: id('the edition'),
     allocation: id('the lottery run (the edition\'s `allocations`)'),
@@ -83,33 +83,31 @@ export const EVENT_PAYLOADS = {
     confirmed: z.number().int(),
     waitlisted: z.number().int(),
     unfulfilled: z.number().int(),
-  }).meta({ id: 'EditionAllocatedEvent', description: 'A lottery run was drawn; its decisions are held back until the commit (each also reported as `attendance.status_changed` with cause `allocation`).' }),
+  }).meta({ id: 'EditionAllocatedEventData', description: 'A lottery run was drawn; its decisions are held back until the commit (each also reported as `attendance.status_changed` with cause `allocation`).' }),
   'edition.committed': z.object({
     edition: id('the edition'),
     released: z.number().int().meta({ description: 'how many held-back decisions were released (each also reported as `attendance.status_changed` with cause `commit`)' }),
     notify: z.boolean(),
-  }).meta({ id: 'EditionCommittedEvent', description: 'The edition\'s held-back decisions were released (POST /editions/{uuid}/commit).' }),
+  }).meta({ id: 'EditionCommittedEventData', description: 'The edition\'s held-back decisions were released (POST /editions/{uuid}/commit).' }),
   'receipt.created': z.object({
     receipt: id('the receipt'),
-    debtor: id('the debtor'),
-    account: id('the debtor\'s account; absent for a participant without one').optional(),
+    debtor: id('the debtor (its record names the account or participant)'),
     attendances: z.array(id('an application it pays')),
     total: z.number().int().meta({ description: 'cents' }),
-  }).meta({ id: 'ReceiptCreatedEvent', description: 'A payment was recorded (POST /receipts); its applications are paid.' }),
+  }).meta({ id: 'ReceiptCreatedEventData', description: 'A payment was recorded (POST /receipts); its applications are paid.' }),
   'receipt.reversed': z.object({
     receipt: id('the reversed receipt'),
     reversal: id('the reversal receipt (negated items)'),
     debtor: id('the debtor'),
-    account: id('the debtor\'s account; absent for a participant without one').optional(),
     attendances: z.array(id('an application made unpaid again')),
     total: z.number().int().meta({ description: 'the reversal\'s total in cents (negative)' }),
     withdraw: z.boolean().meta({ description: 'whether those applications were also withdrawn (each reported as `attendance.status_changed` with cause `reversal`)' }),
-  }).meta({ id: 'ReceiptReversedEvent', description: 'A receipt was reversed, wholly or in part (POST /receipts/{uuid}/reverse).' }),
+  }).meta({ id: 'ReceiptReversedEventData', description: 'A receipt was reversed, wholly or in part (POST /receipts/{uuid}/reverse).' }),
   'participant.pseudonymised': z.object({
     participant: id('the child; its names, birth date and contact data are gone'),
     account: id('its family account, when it has one').optional(),
     accountPseudonymised: z.boolean().meta({ description: 'true when the account lost its own names and contact data too (no living child left)' }),
-  }).meta({ id: 'ParticipantPseudonymisedEvent', description: 'The retention period ran out (D2 `retentionWeeks`, D9): the child was pseudonymised.' }),
+  }).meta({ id: 'ParticipantPseudonymisedEventData', description: 'The retention period ran out (D2 `retentionWeeks`, D9): the child was pseudonymised.' }),
 } as const;
 
 export type EventPayloads = { [K in keyof typeof EVENT_PAYLOADS]: z.input<(typeof EVENT_PAYLOADS)[K]> };

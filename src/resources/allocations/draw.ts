@@ -5,6 +5,8 @@ import type { ServiceContext } from '../../platform/context.js';
 import { sql, type Executor } from '../../platform/db/sql.js';
 import { syncCharges } from '../bookings/charges.js';
 import { loadList } from '../attendances/writes.js';
+import { statusChanged } from '../attendances/events.js';
+import { recordEvent, recordEvents } from '../../platform/events/events.js';
 import { lockEditionOffers, pendingRuns, table, type PendingRun } from './store.js';
 
 // The lottery run (D7, D10 "Lot and commit"), the work of the `edition-allocate` job. With the edition's row
@@ -45,8 +47,8 @@ async function drawRun(ctx: ServiceContext, db: Executor, editionUuid: string, r
   // D10: the draw depends on the seed and the creation order, never on UUIDs. The rank of creation among the
   // applications drawn (not the table-wide serial) makes an identical scenario draw identically, also in a
   // second edition of the same municipality.
-  const apps = await sql<LotApplication>`
-    select a.uuid as id, a.participant_uuid as "participantId", a.offer_uuid as "offerId", a.user_priority as "userPriority",
+  const apps = await sql<LotApplication & { account: string | null }>`
+    select a.uuid as id, p.account_uuid as account, a.participant_uuid as "participantId", a.offer_uuid as "offerId", a.user_priority as "userPriority",
       (row_number() over (order by a.seq))::int as "createdOrder", to_char(p.date_of_birth, 'YYYY-MM-DD') as "dateOfBirth"
     from ${table(ctx, 'attendances')} a
     join ${table(ctx, 'offers')} o on o.uuid = a.offer_uuid
@@ -62,7 +64,16 @@ async function drawRun(ctx: ServiceContext, db: Executor, editionUuid: string, r
     const offers = await loadOffers(ctx, db, offerIds);
     const existingConfirmed = await loadConfirmedPlaces(ctx, db, participantIds);
     result = allocateByLot({ seed: run.seed, waitlist: run.waitlist, applications, offers, existingConfirmed });
-    await writeDecisions(ctx, db, result);
+    const written = await writeDecisions(ctx, db, result);
+    // Issue 14: every decision is a status change (held back), recorded in bulk.
+    const byId = new Map(applications.map((a) => [a.id, a]));
+    await recordEvents(ctx, db, result.decisions.filter((d) => written.has(d.id)).map((d) => {
+      const app = byId.get(d.id)!;
+      return statusChanged(
+        { attendance: d.id, offer: app.offerId, edition: editionUuid, participant: app.participantId, account: app.account },
+        { from: 'waiting', to: d.status, heldBack: true, decisionReason: d.reason, cause: 'allocation' },
+      );
+    }));
     await reorderLists(ctx, db, result, new Map(applications.map((a) => [a.id, a.offerId])));
     // D8: held-back decisions are not final, so nothing is charged yet; the reconciler decides that itself.
     await syncCharges(db, ctx.tenant.schema, result.decisions.map((d) => d.id));
@@ -71,6 +82,7 @@ async function drawRun(ctx: ServiceContext, db: Executor, editionUuid: string, r
     set finished_at = now(), confirmed = ${result.counts.confirmed}, waitlisted = ${result.counts.waitlisted},
       unfulfilled = ${result.counts.unfulfilled}
     where uuid = ${run.uuid}::uuid`.execute(db);
+  await recordEvent(ctx, db, 'edition.allocated', { edition: editionUuid, allocation: run.uuid, seed: run.seed, ...result.counts });
   return result;
 }
 
@@ -115,14 +127,16 @@ async function loadConfirmedPlaces(ctx: ServiceContext, db: Executor, participan
 type LotApplicationPlaces = Array<{ participantId: string; dates: LotInterval[] }>;
 
 /** Every decision held back with its reason (D7); a waiting application only (a concurrent change wins). */
-async function writeDecisions(ctx: ServiceContext, db: Executor, result: LotResult): Promise<void> {
+async function writeDecisions(ctx: ServiceContext, db: Executor, result: LotResult): Promise<Set<string>> {
   const ds = result.decisions;
-  await sql`update ${table(ctx, 'attendances')} a
+  const res = await sql<{ uuid: string }>`update ${table(ctx, 'attendances')} a
     set status = v.status, held_back = true, decision_reason = v.reason, status_changed_at = now(),
       confirmed_at = case when v.status = 'confirmed' then now() else a.confirmed_at end, modified_at = now()
     from unnest(${ds.map((d) => d.id)}::uuid[], ${ds.map((d) => d.status)}::text[], ${ds.map((d) => d.reason)}::text[])
       as v(id, status, reason)
-    where a.uuid = v.id and a.status = 'waiting'`.execute(db);
+    where a.uuid = v.id and a.status = 'waiting'
+    returning a.uuid`.execute(db);
+  return new Set(res.rows.map((r) => r.uuid));
 }
 
 /**

@@ -5,6 +5,8 @@ import { sql, type Executor } from '../../platform/db/sql.js';
 import { queueMails } from '../../platform/mail/outbox.js';
 import { syncCharges } from '../bookings/charges.js';
 import { lockEditionOffers, table } from './store.js';
+import { statusChanged } from '../attendances/events.js';
+import { recordEvents } from '../../platform/events/events.js';
 
 // The commit (D7), the work of the `edition-commit` job: every held-back decision of the edition becomes
 // final in one transaction: `heldBack` false, the fees of confirmed places due (D8 charges posted by
@@ -17,13 +19,22 @@ export async function releaseHeldBack(
   ctx: ServiceContext, db: Executor, edition: { uuid: string; name: string }, notify: boolean,
 ): Promise<string[]> {
   await lockEditionOffers(ctx, db, edition.uuid);
-  const released = await sql<{ uuid: string }>`
+  const released = await sql<{ uuid: string; offer: string; participant: string; account: string | null; status: AttendanceState; reason: string | null }>`
     update ${table(ctx, 'attendances')} a set held_back = false, modified_at = now()
-    from ${table(ctx, 'offers')} o
-    where o.uuid = a.offer_uuid and o.edition_uuid = ${edition.uuid}::uuid and a.held_back
-    returning a.uuid`.execute(db);
+    from ${table(ctx, 'offers')} o, ${table(ctx, 'participants')} p
+    where o.uuid = a.offer_uuid and o.edition_uuid = ${edition.uuid}::uuid and a.held_back and p.uuid = a.participant_uuid
+    returning a.uuid, a.offer_uuid as offer, a.participant_uuid as participant, p.account_uuid as account, a.status,
+      a.decision_reason as reason`.execute(db);
   const ids = released.rows.map((r) => r.uuid);
   if (ids.length === 0) return [];
+  // Issue 14: each released decision (from = to, now final) and the commit itself, in one statement.
+  await recordEvents(ctx, db, [
+    ...released.rows.map((r) => statusChanged(
+      { attendance: r.uuid, offer: r.offer, edition: edition.uuid, participant: r.participant, account: r.account },
+      { from: r.status, to: r.status, heldBack: false, decisionReason: r.reason, cause: 'commit' },
+    )),
+    { type: 'edition.committed', data: { edition: edition.uuid, released: ids.length, notify } },
+  ]);
   // D8: a decision that became final with a confirmed place is charged its fee.
   await syncCharges(db, ctx.tenant.schema, ids);
   if (notify) {

@@ -12,6 +12,8 @@ import { syncCharges } from '../bookings/charges.js';
 import type { ApplicationQuestion } from '../offers/entity.js';
 import { assertListEditable } from './access.js';
 import { Attendance, type StoredAnswer } from './entity.js';
+import { accountsOf, statusChanged } from './events.js';
+import { recordEvent, recordEvents } from '../../platform/events/events.js';
 import { attendanceNotFound, offerOfAttendance, readAttendance } from './list.js';
 import type { AttendanceOut, CreateAttendanceInput, UpdateAttendanceInput } from './schema.js';
 import {
@@ -46,8 +48,9 @@ export async function respond(ctx: ServiceContext, uuid: string): Promise<Attend
  * pseudonymising it (`for update`, src/resources/retention/service.ts) either waits for this application or has
  * committed before we read, so no application is ever added to a child being pseudonymised.
  */
-async function participantOf(ctx: ServiceContext, db: Executor, uuid: string): Promise<{ uuid: string; pseudonymised: boolean } | null> {
-  const res = await sql<{ uuid: string; pseudonymised: boolean }>`select uuid, pseudonymised_at is not null as pseudonymised
+async function participantOf(ctx: ServiceContext, db: Executor, uuid: string): Promise<{ uuid: string; pseudonymised: boolean; account: string | null } | null> {
+  const res = await sql<{ uuid: string; pseudonymised: boolean; account: string | null }>`select uuid, pseudonymised_at is not null as pseudonymised,
+      account_uuid as account
     from ${qualified(ctx.tenant.schema, 'participants')} where uuid = ${uuid}::uuid for key share`.execute(db);
   return res.rows[0] ?? null;
 }
@@ -120,6 +123,10 @@ async function createInTransaction(ctx: ServiceContext, input: CreateAttendanceI
     // D8: a final confirmed place is charged (a reused application's charge follows its new decision).
     await syncCharges(db, ctx.tenant.schema, [a.uuid]);
     if (input.notify) await queueDecisionMail(ctx, db, a.uuid, 'created');
+    // Issue 14: one insert; the references come from the reads above.
+    const refs = { attendance: a.uuid, offer: offer.uuid, edition: offer.editionUuid, participant: participant.uuid, account: participant.account ?? undefined };
+    if (previous) await recordEvents(ctx, db, [statusChanged(refs, { from: previous.status, to: status, heldBack: a.heldBack, decisionReason: reason, cause: 'reapplication' })]);
+    else await recordEvent(ctx, db, 'attendance.created', { ...refs, status, heldBack: a.heldBack, decisionReason: reason ?? undefined });
     return a.uuid;
   });
 }
@@ -244,8 +251,12 @@ export async function deleteAttendance(ctx: ServiceContext, uuid: string): Promi
     if (!offer || !a) throw attendanceNotFound(uuid);
     if (a.paid) throw conflict('A paid receipt refers to this application; reverse the receipt before deleting it.');
     const wasConfirmed = a.status === 'confirmed';
+    const account = (await accountsOf(db, ctx.tenant.schema, [a.participantUuid])).get(a.participantUuid);
     em.remove(a);
     await em.flush();
+    await recordEvent(ctx, db, 'attendance.deleted', {
+      attendance: uuid, offer: offer.uuid, edition: offer.editionUuid, participant: a.participantUuid, account: account ?? undefined, status: a.status,
+    });
     // D8: an unpaid application's charge is cancelled (bookings are never deleted).
     await syncCharges(db, ctx.tenant.schema, [uuid]);
     await reorderList(ctx, db, offer.uuid);

@@ -7,6 +7,8 @@ import { syncCharges } from '../bookings/charges.js';
 import { moveReceiptLines } from '../receipts/lines.js';
 import { assertMayTransfer, loadOfferInfo, offerNotFound, offerVisible, viewerOf } from './access.js';
 import { Attendance } from './entity.js';
+import { accountsOf } from './events.js';
+import { recordEvent } from '../../platform/events/events.js';
 import { attendanceNotFound, offerOfAttendance, readAttendance } from './list.js';
 import type { AttendanceOut, TransferAttendanceInput } from './schema.js';
 import { beyondCapacityReason, confirmsBeyondCapacity } from '../../domain/participant-list.js';
@@ -63,8 +65,13 @@ export async function transferAttendance(ctx: ServiceContext, input: TransferAtt
       fee: old.fee ?? null, payableSwitchedOff: old.payableSwitchedOff, paid: old.paid,
       answers: [], confirmedAt: status === 'confirmed' ? now : null, statusChangedAt: now, createdAt: now, modifiedAt: now,
     });
+    const account = (await accountsOf(db, ctx.tenant.schema, [old.participantUuid])).get(old.participantUuid);
     em.remove(old);
     await em.flush();
+    await recordEvent(ctx, db, 'attendance.transferred', {
+      attendance: next.uuid, previousAttendance: old.uuid, offer: target.uuid, edition: target.editionUuid, previousOffer: source.uuid,
+      previousEdition: source.editionUuid, participant: old.participantUuid, account: account ?? undefined, from: old.status, status, heldBack: next.heldBack,
+    });
     // D10 and rule 2: the charge moves with the application (a charge on the new one, a cancellation on the
     // old, each in its edition's ledger), and so do the receipt lines with their payments; it stays paid.
     await syncCharges(db, ctx.tenant.schema, [next.uuid]);

@@ -10,6 +10,8 @@ import { conflict, forbidden, invalid, violation } from '../../platform/http/pro
 import { syncCharges } from '../bookings/charges.js';
 import { assertListEditable, viewerOf } from './access.js';
 import { Attendance } from './entity.js';
+import { accountsOf, statusChanged } from './events.js';
+import { recordEvents } from '../../platform/events/events.js';
 import { attendanceNotFound, offerOfAttendance, readAttendance } from './list.js';
 import type { AttendanceOut, TransitionAttendanceInput } from './schema.js';
 import { lockOffer, queueDecisionMail, refillIfFirstComeRunning, reorderList, type LockedOffer } from './writes.js';
@@ -54,7 +56,7 @@ export async function transitionAttendance(ctx: ServiceContext, input: Transitio
  */
 export async function transitionLocked(
   ctx: ServiceContext, em: EntityManager, offer: LockedOffer, a: Attendance, name: AttendanceTransition,
-  opts: { commit: boolean; notify: boolean; cause?: string },
+  opts: { commit: boolean; notify: boolean; cause?: string; eventCause?: 'reversal' },
 ): Promise<void> {
   const db = dbOf(em);
   const result = applyTransition(a.status, name);
@@ -76,6 +78,11 @@ export async function transitionLocked(
   // Spec 3.2: transitions also update payment records (D8 charge / cancellation).
   await syncCharges(db, ctx.tenant.schema, [a.uuid]);
   await reorderList(ctx, db, offer.uuid);
+  const account = (await accountsOf(db, ctx.tenant.schema, [a.participantUuid])).get(a.participantUuid);
+  await recordEvents(ctx, db, [statusChanged(
+    { attendance: a.uuid, offer: offer.uuid, edition: offer.editionUuid, participant: a.participantUuid, account },
+    { from: result.from, to: result.to, heldBack: a.heldBack, decisionReason: a.decisionReason, cause: opts.eventCause ?? 'transition' },
+  )]);
   if (opts.notify) await queueDecisionMail(ctx, db, a.uuid, opts.cause ?? `transition:${name}`);
   // D10: a freed place moves the waiting list up during a running first-come-first-served phase (a job).
   if (freesPlaceForRefill(result.from, result.to)) await refillIfFirstComeRunning(ctx, db, offer);

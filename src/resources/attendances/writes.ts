@@ -9,6 +9,8 @@ import { QUEUES } from '../../platform/jobs/queue.js';
 import type { ApplicationQuestion } from '../offers/entity.js';
 import { editionProcedureSql } from '../editions/service.js';
 import { syncCharges } from '../bookings/charges.js';
+import { recordEvents } from '../../platform/events/events.js';
+import { accountsOf, statusChanged } from './events.js';
 
 // Shared steps of every write to a participant list. Each write runs in one transaction that first locks
 // the offer's row (`for no key update`): writers of one offer take turns in the database, so places are
@@ -200,11 +202,25 @@ export async function refillLocked(ctx: ServiceContext, db: Executor, offer: Loc
   // D8: the committed confirmations are charged (held-back ones are not due yet).
   await syncCharges(db, ctx.tenant.schema, moved);
   await saveOrder(ctx, db, sorted.map((r) => (moved.includes(r.id) ? { ...r, status: 'confirmed' as const } : r)));
+  await recordRefillEvents(ctx, db, offer, sorted, released.rows);
   if (notify) {
     for (const r of released.rows) if (!r.heldBack) await queueDecisionMail(ctx, db, r.uuid, 'refill');
   }
   ctx.log.info({ offer: offer.uuid, moved: moved.length, heldBack: holdBack }, 'waiting list moved up');
   return moved;
+}
+
+/** Issue 14: each application moved up is a status change (cause `refill`), recorded in one statement. */
+async function recordRefillEvents(ctx: ServiceContext, db: Executor, offer: LockedOffer, rows: ListRow[], released: { uuid: string; heldBack: boolean }[]): Promise<void> {
+  const before = new Map(rows.map((r) => [r.id, r]));
+  const accounts = await accountsOf(db, ctx.tenant.schema, released.map((r) => before.get(r.uuid)!.participant));
+  await recordEvents(ctx, db, released.map((r) => {
+    const participant = before.get(r.uuid)!.participant;
+    return statusChanged(
+      { attendance: r.uuid, offer: offer.uuid, edition: offer.editionUuid, participant, account: accounts.get(participant) },
+      { from: before.get(r.uuid)!.status, to: 'confirmed', heldBack: r.heldBack, decisionReason: REFILL_REASON, cause: 'refill' },
+    );
+  }));
 }
 
 export type RefillJob = { tenant: string; offer: string; notify: boolean };

@@ -1,6 +1,6 @@
 import { ATTENDANCE_STATES, type AttendanceState } from '../../domain/attendance-states.js';
 import {
-  applyOfferTransition, normalizePlaces, offerTransitionsFor, type OfferPlace, type OfferRole,
+  applyOfferTransition, normalizePlaces, offerTransitionsFor, type OfferPlace, type OfferRole, type OfferTransition,
 } from '../../domain/offer-workflow.js';
 import { fullyBooked, overbooked, vacancies } from '../../domain/participant-list.js';
 import { expandOccurrences, touchesDays } from '../../domain/recurrence.js';
@@ -14,7 +14,8 @@ import { publicCacheMs, TtlCache } from '../../platform/cache/ttl-cache.js';
 import { pageOf } from '../../platform/http/fields.js';
 import { newUuid, parseId } from '../../platform/http/ids.js';
 import { queueMail } from '../../platform/mail/outbox.js';
-import { assertPatchNotEmpty, wasSent } from '../../platform/http/patch.js';
+import { recordEvent, recordEvents } from '../../platform/events/events.js';
+import { assertPatchNotEmpty, sentKeys, wasSent } from '../../platform/http/patch.js';
 import { conflict, forbidden, invalid, notFound, Problem, unprocessable, violation } from '../../platform/http/problem.js';
 import { syncCharges } from '../bookings/charges.js';
 import { lockOffer, refillAfterCapacityChange } from '../attendances/writes.js';
@@ -358,11 +359,11 @@ const DESCRIPTIVE_COLUMNS = [
   'application_questions', 'contact',
 ] as const;
 
-async function syncVariants(ctx: ServiceContext, db: Executor, baseUuid: string, renamed: boolean) {
+async function syncVariants(ctx: ServiceContext, db: Executor, baseUuid: string, renamed: boolean): Promise<{ uuid: string; editionUuid: string; places: OfferPlace[] }[]> {
   const set = sql.join(DESCRIPTIVE_COLUMNS.map((c) => sql`${sql.id(c)} = b.${sql.id(c)}`), sql`, `);
   const res = await sql<{ uuid: string }>`update ${tableOf(ctx, 'offers')} v set ${set}, modified_at = now()
     from ${tableOf(ctx, 'offers')} b where b.uuid = ${baseUuid} and v.variant_base_uuid = b.uuid
-    returning v.uuid, v.name, v.was_published as "wasPublished"`.execute(db);
+    returning v.uuid, v.name, v.was_published as "wasPublished", v.edition_uuid as "editionUuid", v.places`.execute(db);
   for (const { uuid, name, wasPublished } of res.rows as unknown as { uuid: string; name: string; wasPublished: boolean }[]) {
     if (renamed && !wasPublished) {
       // D10: a variant's alias, too, follows renames until it is first published.
@@ -373,6 +374,38 @@ async function syncVariants(ctx: ServiceContext, db: Executor, baseUuid: string,
       await sql`delete from ${tableOf(ctx, table)} where offer_uuid = ${uuid}`.execute(db);
     }
     await copyLinks(ctx, db, baseUuid, uuid);
+  }
+  return res.rows as unknown as { uuid: string; editionUuid: string; places: OfferPlace[] }[];
+}
+
+// ---- events (issue 14) ------------------------------------------------------------------------------
+
+/** Fields a base copies to its variants (DESCRIPTIVE_COLUMNS, and the organisers and categories). */
+const VARIANT_FIELDS = new Set(['name', 'teaser', 'description', 'fee', 'minAge', 'maxAge', 'applyText', 'meetingPoint', 'meetingAddress',
+  'meetingLat', 'meetingLng', 'bring', 'wheelchairAccessible', 'media', 'requiresApplication', 'onlineApplication', 'applicationQuestions',
+  'contact', 'hosts', 'categories']);
+
+/** `offer.changed` for the offer (the fields sent) and for each variant its descriptive fields were copied to. */
+async function recordOfferChanges(
+  ctx: ServiceContext, db: Executor, offer: Offer, variants: { uuid: string; editionUuid: string; places: OfferPlace[] }[], fields: string[],
+): Promise<void> {
+  const copied = fields.filter((f) => VARIANT_FIELDS.has(f));
+  await recordEvents(ctx, db, [
+    { type: 'offer.changed', data: { offer: offer.uuid, edition: offer.editionUuid, status: normalizePlaces(offer.places as OfferPlace[]), fields } },
+    ...(copied.length === 0 ? [] : variants.map((v) => ({
+      type: 'offer.changed' as const, data: { offer: v.uuid, edition: v.editionUuid, status: normalizePlaces(v.places), fields: copied },
+    }))),
+  ]);
+}
+
+/** D5 transitions: publish, cancel and relaunch have their own events; the others change the offer's status. */
+async function recordOfferTransition(ctx: ServiceContext, db: Executor, offer: Offer, transition: OfferTransition, notify: boolean): Promise<void> {
+  const refs = { offer: offer.uuid, edition: offer.editionUuid, status: normalizePlaces(offer.places as OfferPlace[]) };
+  switch (transition) {
+    case 'publish': return void await recordEvent(ctx, db, 'offer.published', refs);
+    case 'cancel': return void await recordEvent(ctx, db, 'offer.cancelled', { ...refs, notify });
+    case 'relaunch': return void await recordEvent(ctx, db, 'offer.relaunched', { ...refs, notify });
+    default: return void await recordEvent(ctx, db, 'offer.changed', { ...refs, fields: ['status'] });
   }
 }
 
@@ -483,7 +516,8 @@ export async function updateOffer(ctx: ServiceContext, input: UpdateOfferInput):
     await em.flush();
     if (hosts) await replaceLinks(ctx, db, 'offer_hosts', offer.uuid, hosts);
     if (categories) await replaceLinks(ctx, db, 'offer_categories', offer.uuid, categories);
-    await syncVariants(ctx, db, offer.uuid, renamed);
+    const variants = await syncVariants(ctx, db, offer.uuid, renamed);
+    await recordOfferChanges(ctx, db, offer, variants, sentKeys(input));
     if (wasSent(input, 'maxParticipants')) await refillAfterCapacityChange(ctx, db, offer.uuid, placesBefore, offer.maxParticipants ?? null);
     // D8: unpaid charges follow the applications into the new edition's ledgers.
     if (offer.editionUuid !== editionBefore) {
@@ -543,6 +577,7 @@ export async function transitionOffer(ctx: ServiceContext, input: TransitionOffe
     if (result.to.includes('published')) offer.wasPublished = true;
     offer.modifiedAt = new Date();
     await em.flush();
+    await recordOfferTransition(ctx, db, offer, result.transition, !!input.notify);
     // D5: while the offer is cancelled none of its applications is payable; cancel cancels the unpaid charges,
     // relaunch charges them again (paid ones stay paid). The reconciler decides from the offer's new places.
     if (result.transition === 'cancel' || result.transition === 'relaunch' || result.transition === 'unpublish') {

@@ -1,6 +1,8 @@
 import { ForeignKeyConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { ServiceContext } from '../../platform/context.js';
+import type { AttendanceState } from '../../domain/attendance-states.js';
+import { recordEvents } from '../../platform/events/events.js';
 import { dbOf } from '../../platform/context.js';
 import { GERMAN, likePattern } from '../../platform/db/search.js';
 import { qualified, sql, type Executor, type RawBuilder } from '../../platform/db/sql.js';
@@ -149,8 +151,8 @@ export async function updateParticipant(ctx: ServiceContext, input: UpdatePartic
  * to_regclass / information_schema, so this works before and after the applications migration.
  */
 /** The participant's applications with their offers and states (for locking, the reconciler and the refill). */
-async function applicationsOf(ctx: ServiceContext, db: Executor, participantUuid: string): Promise<{ uuid: string; offer: string; status: string; paid: boolean }[]> {
-  const res = await sql<{ uuid: string; offer: string; status: string; paid: boolean }>`
+async function applicationsOf(ctx: ServiceContext, db: Executor, participantUuid: string): Promise<{ uuid: string; offer: string; status: AttendanceState; paid: boolean }[]> {
+  const res = await sql<{ uuid: string; offer: string; status: AttendanceState; paid: boolean }>`
     select uuid, offer_uuid as offer, status, paid from ${qualified(ctx.tenant.schema, 'attendances')}
     where participant_uuid = ${participantUuid}::uuid`.execute(db);
   return res.rows;
@@ -179,6 +181,10 @@ export async function deleteParticipant(ctx: ServiceContext, uuid: string): Prom
       await em.flush();
       // The (unpaid) applications went with the participant (cascade): their charges are cancelled (D8).
       await syncCharges(db, ctx.tenant.schema, applications.map((a) => a.uuid));
+      // Issue 14: each application went; one statement.
+      await recordEvents(ctx, db, applications.map((a) => ({ type: 'attendance.deleted' as const, data: {
+        attendance: a.uuid, offer: a.offer, edition: locked.get(a.offer)!.editionUuid, participant: uuid, account: p.accountUuid ?? undefined, status: a.status,
+      } })));
       for (const offer of locked.values()) {
         await reorderList(ctx, db, offer.uuid);
         if (applications.some((a) => a.offer === offer.uuid && a.status === 'confirmed')) await refillIfFirstComeRunning(ctx, db, offer);

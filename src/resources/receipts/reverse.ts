@@ -6,6 +6,7 @@ import { qualified, sql, type Executor } from '../../platform/db/sql.js';
 import { newUuid } from '../../platform/http/ids.js';
 import { conflict, unprocessable } from '../../platform/http/problem.js';
 import { queueMail } from '../../platform/mail/outbox.js';
+import { recordEvent } from '../../platform/events/events.js';
 import { Attendance } from '../attendances/entity.js';
 import { transitionLocked } from '../attendances/transitions.js';
 import { lockOffers, type LockedOffer } from '../attendances/writes.js';
@@ -129,6 +130,9 @@ async function reverseOnce(ctx: ServiceContext, input: ReverseReceiptInput, know
     // A paid application keeps its charge whatever its state; unpaid again, the charge rule applies anew
     // (a line of an application that left `confirmed` while paid has its charge cancelled now).
     await syncCharges(db, schema, selection.attendances);
+    await recordEvent(ctx, db, 'receipt.reversed', {
+      receipt: first.uuid, reversal, debtor: first.debtor, attendances: selection.attendances, total, withdraw: !!input.withdraw,
+    });
 
     // Unpaid again: withdrawn on request (frees the place, cancels the charge, refills where the phase says so).
     if (input.withdraw) {
@@ -137,7 +141,7 @@ async function reverseOnce(ctx: ServiceContext, input: ReverseReceiptInput, know
         const a = await em.findOne(Attendance, { uuid: l.attendance });
         const offer = locked.get(l.offer);
         if (!a || !offer) continue;
-        await transitionLocked(ctx, em, offer, a, 'withdraw', { commit: true, notify: false });
+        await transitionLocked(ctx, em, offer, a, 'withdraw', { commit: true, notify: false, eventCause: 'reversal' });
       }
     }
 

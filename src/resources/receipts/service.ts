@@ -10,6 +10,7 @@ import { pageOf } from '../../platform/http/fields.js';
 import { newUuid } from '../../platform/http/ids.js';
 import { invalid, notFound, unprocessable, violation } from '../../platform/http/problem.js';
 import { queueMail } from '../../platform/mail/outbox.js';
+import { recordEvent } from '../../platform/events/events.js';
 import { lockOffers } from '../attendances/writes.js';
 import { syncCharges } from '../bookings/charges.js';
 import { postBookings, refreshPaid, type NewBooking } from '../bookings/store.js';
@@ -227,6 +228,7 @@ export async function createReceipt(ctx: ServiceContext, input: CreateReceiptInp
     });
     await postBookings(db, schema, bookings);
     await refreshPaid(db, schema, ids);
+    await recordEvent(ctx, db, 'receipt.created', { receipt, debtor, attendances: ids, total });
 
     // D9: the receipt e-mail is queued in the same transaction.
     if (input.notify) {

@@ -5,6 +5,7 @@ import type { ServiceContext } from '../../platform/context.js';
 import { dbOf } from '../../platform/context.js';
 import { qualified, sql, type Executor } from '../../platform/db/sql.js';
 import { purgeOutbox } from '../../platform/mail/outbox.js';
+import { purgeEvents, recordEvents } from '../../platform/events/events.js';
 import type { TenantJobData } from '../../platform/jobs/queue.js';
 
 // Retention (D2 `retentionWeeks`, D9; docs/decisions.md "Retention"): pseudonymises the participants whose
@@ -226,6 +227,10 @@ async function pseudonymiseBatch(ctx: ServiceContext, uuids: string[], offers: M
       await sql`update ${t('accounts')} set modified_at = now() where uuid = any(${accountIds}::uuid[])`.execute(db);
       accounts = await pseudonymiseAccounts(ctx, db, await dueAccounts(ctx, db, accountIds, [], cutoff));
     }
+    // Issue 14: one event per child, in one statement.
+    await recordEvents(ctx, db, due.map((p) => ({ type: 'participant.pseudonymised' as const, data: {
+      participant: p.uuid, account: p.accountUuid ?? undefined, accountPseudonymised: p.accountUuid !== null && accounts.accounts.includes(p.accountUuid),
+    } })));
     return {
       participants: dueIds,
       accounts: accounts.accounts,
@@ -342,4 +347,7 @@ export async function runRetentionJob(ctx: ServiceContext, _data: TenantJobData)
   await runRetention(ctx);
   const purged = await purgeOutbox(dbOf(ctx.em), ctx.tenant.schema);
   if (purged > 0) ctx.log.info({ tenant: ctx.tenant.slug, purged }, 'old e-mails deleted');
+  // Issue 14: the event feed keeps 30 days.
+  const events = await purgeEvents(dbOf(ctx.em), ctx.tenant.schema);
+  if (events > 0) ctx.log.info({ tenant: ctx.tenant.slug, events }, 'old events deleted');
 }
