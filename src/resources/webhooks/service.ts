@@ -1,6 +1,7 @@
 import type { ServiceContext } from '../../platform/context.js';
 import { dbOf } from '../../platform/context.js';
 import { likePattern } from '../../platform/db/search.js';
+import { EVENT_RETENTION_DAYS } from '../../platform/events/events.js';
 import { qualified, sql, type Executor } from '../../platform/db/sql.js';
 import { formatTimestamp } from '../../platform/http/dates.js';
 import { pageOf } from '../../platform/http/fields.js';
@@ -194,4 +195,11 @@ export async function redeliver(ctx: ServiceContext, uuid: string, id: string): 
     await wakeWebhookDelivery(ctx, db);
     return deliveryOf(res.rows[0]!);
   });
+}
+
+/** Delivery attempts are kept as long as the events they delivered (EVENT_RETENTION_DAYS); the daily retention job. */
+export async function purgeDeliveries(db: Executor, schema: string, days = EVENT_RETENTION_DAYS): Promise<number> {
+  const res = await sql`delete from ${qualified(schema, 'webhook_deliveries')}
+    where created_at < now() - make_interval(days => ${days}) and state <> 'pending'`.execute(db);
+  return Number(res.numAffectedRows ?? 0);
 }

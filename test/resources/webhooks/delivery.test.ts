@@ -6,6 +6,7 @@ import { qualified, sql } from '../../../src/platform/db/sql.js';
 import { readEvents, recordEvent } from '../../../src/platform/events/events.js';
 import { newUuid } from '../../../src/platform/http/ids.js';
 import { deliverWebhooks, type DeliverOptions } from '../../../src/resources/webhooks/delivery.js';
+import { purgeDeliveries } from '../../../src/resources/webhooks/service.js';
 
 // Issue 14: delivery of events to webhooks, through the delivery use case (the `webhook-deliver` job's work) and
 // real HTTP receivers in this process that check every request with the Standard Webhooks reference verifier.
@@ -264,5 +265,17 @@ describe('webhook delivery', () => {
     await t.patch(`/webhooks/${w.uuid}`, { enabled: false });
     const p = expectProblem(await t.post(`/webhooks/${w.uuid}/deliveries/${first.uuid}/redeliver`), 409);
     expect(p.detail).toMatch(/disabled/);
+  });
+
+  it('keeps delivery attempts 30 days, like the events (the daily retention job)', async () => {
+    const t = await h.tenant();
+    const r = await receiver();
+    const w = await subscribe(t, r);
+    await record(t, 2);
+    await deliverUntil(t, () => r.received.length >= 2);
+    const deliveries = qualified(t.tenant.schema, 'webhook_deliveries');
+    await sql`update ${deliveries} set created_at = now() - interval '31 days' where uuid = (select uuid from ${deliveries} order by created_at limit 1)`.execute(executorOf(h.orm));
+    expect(await purgeDeliveries(executorOf(h.orm), t.tenant.schema)).toBe(1);
+    expect((await t.get(`/webhooks/${w.uuid}/deliveries`)).body).toHaveLength(1);
   });
 });
