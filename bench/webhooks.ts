@@ -26,15 +26,16 @@ import { quick, reportResult, type BenchRow } from './result.js';
 // real pg-boss) to a receiver in this process on loopback that verifies every request with the Standard Webhooks
 // reference verifier. On a scratch database of the machine's PostgreSQL.
 //   1. throughput: all events committed at once (transactions of 100), time until the last is accepted;
-//   2. delay from commit to receipt at a steady rate the workers keep up with (RATE events/s for SECONDS s);
+//   2. delay from commit to receipt at a steady rate the workers keep up with (BENCH_RATE events/s, default half
+//      the throughput measured in 1., for SECONDS s);
 //   baseline: the same signed POSTs sent straight from this process to the receiver (no database, no queue), one
 //   in flight per subscription: what loopback HTTP, signing and verifying cost here.
-// Env: BENCH_PG_URL, BENCH_EVENTS (10000), BENCH_SUBSCRIPTIONS (100), BENCH_TENANTS (20), BENCH_RATE (200), BENCH_SECONDS (15).
+// Env: BENCH_PG_URL, BENCH_EVENTS (10000), BENCH_SUBSCRIPTIONS (100), BENCH_TENANTS (20), BENCH_RATE (half of 1.), BENCH_SECONDS (15).
 const PG = process.env.BENCH_PG_URL || 'postgresql://postgres@127.0.0.1:5432/postgres';
 const EVENTS = Number(process.env.BENCH_EVENTS || (quick ? 2000 : 10_000));
 const SUBSCRIPTIONS = Number(process.env.BENCH_SUBSCRIPTIONS || (quick ? 20 : 100));
 const TENANTS = Number(process.env.BENCH_TENANTS || (quick ? 4 : 20));
-const RATE = Number(process.env.BENCH_RATE || 200);
+const RATE_SET = Number(process.env.BENCH_RATE) || null;
 const SECONDS = Number(process.env.BENCH_SECONDS || (quick ? 5 : 15));
 const PER_TENANT = SUBSCRIPTIONS / TENANTS;
 if (!Number.isInteger(PER_TENANT) || PER_TENANT > EVENT_TYPES.length) throw new Error(`BENCH_SUBSCRIPTIONS / BENCH_TENANTS must be a whole number up to ${EVENT_TYPES.length}`);
@@ -159,7 +160,8 @@ async function main() {
     // 2. Delay from commit to receipt at a steady rate: one transaction of 5 events every 5 × 1000 / RATE ms,
     //    municipalities in turn.
     committed.clear();
-    const every = (5 * 1000) / RATE;
+    const rate = RATE_SET ?? Math.max(10, Math.round(throughput / 2));
+    const every = (5 * 1000) / rate;
     const end = Date.now() + SECONDS * 1000;
     let n = 0;
     const inFlight: Promise<void>[] = [];
@@ -197,7 +199,7 @@ async function main() {
   reportResult({
     scenario: 'webhooks',
     title: 'Webhook delivery (issue 14)',
-    inputs: { events: EVENTS, subscriptions: SUBSCRIPTIONS, tenants: TENANTS, rate: RATE, seconds: SECONDS, quick },
+    inputs: { events: EVENTS, subscriptions: SUBSCRIPTIONS, tenants: TENANTS, rate: RATE_SET ?? 'half of the throughput', seconds: SECONDS, quick },
     rows,
     notes,
   });

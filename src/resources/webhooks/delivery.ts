@@ -31,7 +31,10 @@ export type DeliverOptions = {
   batch?: number;
   /** How long a claimed subscription belongs to this worker (renewed after every delivered event). */
   leaseSeconds?: number;
-  /** Stop claiming after this long; the job is sent again for the rest. */
+  /**
+   * Stop after this long; the job is sent again for the rest, behind the jobs of other municipalities waiting
+   * for a worker (a municipality whose events keep coming would otherwise hold a worker slot for ever).
+   */
   budgetMs?: number;
   retry?: WebhookRetryPolicy;
   /** Hosts allowed over http and at any address (default WEBHOOK_ALLOW_HOSTS). */
@@ -253,7 +256,7 @@ export async function deliverWebhooks(ctx: ServiceContext, opts: DeliverOptions 
   const db = dbOf(ctx.em);
   const lanes = opts.lanes ?? 8;
   const lane: Lane = {
-    ctx, db, owner: randomUUID(), deadline: Date.now() + (opts.budgetMs ?? 60_000),
+    ctx, db, owner: randomUUID(), deadline: Date.now() + (opts.budgetMs ?? 3_000),
     opts: { ...opts, batch: opts.batch ?? 50, leaseSeconds: opts.leaseSeconds ?? 30, retry: opts.retry ?? DEFAULT_WEBHOOK_RETRY },
     result: { delivered: 0, failed: 0, disabled: 0, redelivered: 0, nextDueAt: null },
   };
