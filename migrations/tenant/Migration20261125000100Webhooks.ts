@@ -8,7 +8,8 @@ import { Migration } from '@mikro-orm/migrations';
 //   in the event feed's order), the failing streak (`attempts`, `failing_since`, `next_attempt_at`) and the
 //   lease of the worker delivering it (`lease_owner`, `lease_until`): one worker at a time per subscription,
 //   so its events go out in order, and a dead worker's lease runs out.
-// - `webhook_deliveries`: every attempt (and a requested redelivery, `pending` until tried).
+// - `webhook_deliveries`: every attempt (and a requested redelivery, `pending` until tried); `seq` orders the
+//   attempts recorded by one statement (they share `created_at`).
 export class Migration20261125000100Webhooks extends Migration {
   override async up(): Promise<void> {
     this.addSql(`create table webhooks (
@@ -35,6 +36,7 @@ export class Migration20261125000100Webhooks extends Migration {
     this.addSql(`create index webhooks_due on webhooks (next_attempt_at) where enabled`);
     this.addSql(`create table webhook_deliveries (
       uuid uuid primary key,
+      seq bigint generated always as identity,
       webhook_uuid uuid not null references webhooks (uuid) on delete cascade,
       event_uuid uuid not null,
       event_type text not null,
@@ -46,7 +48,7 @@ export class Migration20261125000100Webhooks extends Migration {
       error text,
       created_at timestamptz not null default now()
     )`);
-    this.addSql(`create index webhook_deliveries_list on webhook_deliveries (webhook_uuid, created_at desc, uuid)`);
+    this.addSql(`create index webhook_deliveries_list on webhook_deliveries (webhook_uuid, created_at desc, seq desc)`);
     this.addSql(`create index webhook_deliveries_pending on webhook_deliveries (webhook_uuid, created_at) where state = 'pending'`);
   }
 }

@@ -17,10 +17,12 @@ import { webhookAllowedHosts } from './service.js';
 //   receiver answered 2xx, in the event feed's order and under the feed's visibility rule) advances only on a
 //   2xx, and its next event waits while the head event is retried (src/domain/webhook-retry.ts, up to 24 h,
 //   then the subscription is disabled and the admin e-mailed);
-// - one worker at a time per subscription: a lease on the row (`lease_owner`, `lease_until`, renewed with each
-//   delivered event); every write of the delivery state names the lease, so a worker that lost it (it stalled
-//   past the lease, another took over) changes nothing. A worker killed mid-delivery leaves its lease to run
-//   out; the event it was sending is sent again with the same `webhook-id` (at least once), nothing is skipped;
+// - one worker at a time per subscription: a lease on the row (`lease_owner`, `lease_until`, renewed whenever
+//   accepted events are recorded); every write of the delivery state names the lease, so a worker that lost it
+//   (it stalled past the lease, another took over) changes nothing. Accepted events are recorded in batches (at
+//   most 20, at most 200 ms old, and always before a failure or the end of a run). A worker killed mid-delivery
+//   leaves its lease to run out; the event it was sending, and those accepted but not yet recorded, are sent
+//   again with the same `webhook-id` (at least once); nothing is skipped or reordered;
 // - several subscriptions at once (`lanes`), each lane one subscription, one request in flight per subscription;
 // - no transaction is open during a request: claim, read and settle are short statements.
 
@@ -115,18 +117,34 @@ async function checkTarget(url: string, allow: Set<string>): Promise<Target | st
 
 type Lane = { ctx: ServiceContext; db: Executor; owner: string; opts: Required<Pick<DeliverOptions, 'batch' | 'leaseSeconds' | 'retry'>> & DeliverOptions; deadline: number; result: DeliverResult };
 
-/** Records an attempt and moves the cursor past the event, only while this worker holds the lease. */
-async function settleSuccess(lane: Lane, sub: Claimed, e: EventRow, out: AttemptOutcome): Promise<boolean> {
+/** Attempts answered 2xx and not yet recorded (the cursor moves past them when they are). */
+type Accepted = { e: EventRow; out: AttemptOutcome; attempt: number }[];
+
+/** Record accepted attempts in one statement once this many wait, or the oldest waited this long. */
+const SETTLE_EVERY = 20;
+const SETTLE_AFTER_MS = 200;
+
+/**
+ * Records the accepted attempts and moves the cursor past the last of them, in one statement, only while this
+ * worker holds the lease (renewed). A worker that dies first sends them again: at least once.
+ */
+async function settleAccepted(lane: Lane, sub: Claimed, accepted: Accepted): Promise<boolean> {
+  if (accepted.length === 0) return true;
   const schema = lane.ctx.tenant.schema;
+  const last = accepted.at(-1)!.e;
   const res = await sql<{ uuid: string }>`
     with hook as (
-      update ${qualified(schema, 'webhooks')} set cursor_tx = ${e.tx}::xid8, cursor_id = ${e.id}::bigint, attempts = 0,
+      update ${qualified(schema, 'webhooks')} set cursor_tx = ${last.tx}::xid8, cursor_id = ${last.id}::bigint, attempts = 0,
         failing_since = null, next_attempt_at = now(), lease_until = now() + make_interval(secs => ${lane.opts.leaseSeconds})
       where uuid = ${sub.uuid}::uuid and lease_owner = ${lane.owner}::uuid
       returning uuid)
     insert into ${qualified(schema, 'webhook_deliveries')} (uuid, webhook_uuid, event_uuid, event_type, attempt, state, response_status, latency_ms)
-    select ${randomUUID()}::uuid, uuid, ${e.uuid}::uuid, ${e.type}, ${sub.attempts + 1}, 'succeeded', ${out.status}, ${out.latencyMs} from hook
+    select d.uuid, hook.uuid, d.event_uuid, d.event_type, d.attempt, 'succeeded', d.status, d.latency
+    from hook, unnest(${accepted.map(() => randomUUID())}::uuid[], ${accepted.map((a) => a.e.uuid)}::uuid[],
+      ${accepted.map((a) => a.e.type)}::text[], ${accepted.map((a) => a.attempt)}::int[], ${accepted.map((a) => a.out.status)}::int[],
+      ${accepted.map((a) => a.out.latencyMs)}::int[]) as d(uuid, event_uuid, event_type, attempt, status, latency)
     returning uuid`.execute(lane.db);
+  accepted.length = 0;
   return res.rows.length > 0;
 }
 
@@ -225,24 +243,33 @@ async function deliverSubscription(lane: Lane, sub: Claimed): Promise<void> {
     const due = sub.failing_since === null || (await sql<{ due: boolean }>`select next_attempt_at <= now() as due
       from ${qualified(schema, 'webhooks')} where uuid = ${sub.uuid}::uuid`.execute(lane.db)).rows[0]?.due;
     if (!due) return;
+    // Accepted attempts are recorded in batches (SETTLE_EVERY, SETTLE_AFTER_MS): one statement for many events.
+    const accepted: Accepted = [];
+    let oldest = 0;
     while (Date.now() < lane.deadline) {
       const events = (await nextEvents(lane.db, schema, sub, lane.opts.batch)).rows;
-      if (events.length === 0) return;
+      if (events.length === 0) break;
       for (const e of events) {
         const out = await attempt(sub, e, await target(), lane.opts);
         if (!out.ok) {
+          if (!(await settleAccepted(lane, sub, accepted))) return;
           await settleFailure(lane, sub, e, out);
           return;
         }
-        if (!(await settleSuccess(lane, sub, e, out))) return; // the lease was lost: the new owner carries on
+        if (accepted.length === 0) oldest = Date.now();
+        accepted.push({ e, out, attempt: sub.attempts + 1 });
         lane.result.delivered++;
         sub.cursor_tx = e.tx;
         sub.cursor_id = e.id;
         sub.attempts = 0;
         sub.failing_since = null;
-        if (Date.now() >= lane.deadline) return;
+        if (accepted.length >= SETTLE_EVERY || Date.now() - oldest >= SETTLE_AFTER_MS) {
+          if (!(await settleAccepted(lane, sub, accepted))) return; // the lease was lost: the new owner carries on
+        }
+        if (Date.now() >= lane.deadline) break;
       }
     }
+    await settleAccepted(lane, sub, accepted);
   } finally {
     await release(lane.db, schema, sub, lane.owner);
   }

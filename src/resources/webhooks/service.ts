@@ -167,7 +167,7 @@ export async function listDeliveries(ctx: ServiceContext, input: ListDeliveriesI
   await findOrThrow(db, ctx, input.uuid);
   const { limit, offset } = pageOf(input);
   const res = await sql<DeliveryRow>`select ${DELIVERY_COLUMNS} from ${qualified(ctx.tenant.schema, 'webhook_deliveries')}
-    where webhook_uuid = ${input.uuid}::uuid order by created_at desc, uuid limit ${limit} offset ${offset}`.execute(db);
+    where webhook_uuid = ${input.uuid}::uuid order by created_at desc, seq desc limit ${limit} offset ${offset}`.execute(db);
   return res.rows.map(deliveryOf);
 }
 
