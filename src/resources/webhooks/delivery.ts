@@ -283,7 +283,7 @@ export async function deliverWebhooks(ctx: ServiceContext, opts: DeliverOptions 
   const db = dbOf(ctx.em);
   const lanes = opts.lanes ?? 8;
   const lane: Lane = {
-    ctx, db, owner: randomUUID(), deadline: Date.now() + (opts.budgetMs ?? 3_000),
+    ctx, db, owner: randomUUID(), deadline: Date.now() + (opts.budgetMs ?? 5_000),
     opts: { ...opts, batch: opts.batch ?? 50, leaseSeconds: opts.leaseSeconds ?? 30, retry: opts.retry ?? DEFAULT_WEBHOOK_RETRY },
     result: { delivered: 0, failed: 0, disabled: 0, redelivered: 0, nextDueAt: null },
   };
@@ -340,7 +340,8 @@ export function webhookDeliverHandler(opts: DeliverOptions = {}) {
       // A singleton key per second of the due time: a retry waiting for an hour never swallows the job of a fresh
       // event, nor an earlier retry of another subscription; the same time asked for again is one job.
       const second = Math.ceil(result.nextDueAt.getTime() / 1000);
-      await ctx.jobs.send(QUEUES.webhookDeliver, { tenant: ctx.tenant.slug }, { singletonKey: `${ctx.tenant.slug}:at:${second}`, startAfter: new Date(second * 1000) });
+      const later = result.nextDueAt.getTime() > Date.now();
+      await ctx.jobs.send(QUEUES.webhookDeliver, { tenant: ctx.tenant.slug }, { singletonKey: `${ctx.tenant.slug}:at:${second}`, ...(later ? { startAfter: result.nextDueAt } : {}) });
     }
   };
 }
