@@ -77,18 +77,19 @@ const hasWork = (schema: string) => sql`(
     where e.tx < pg_snapshot_xmin(pg_current_snapshot()) and (e.tx, e.id) > (s.cursor_tx, s.cursor_id)
       and (s.events is null or e.type = any(s.events)))))`;
 
-async function claimOne(db: Executor, schema: string, owner: string, leaseSeconds: number): Promise<Claimed | null> {
+/** Leases up to `limit` subscriptions with work to this worker (the longest waiting first). */
+async function claim(db: Executor, schema: string, owner: string, leaseSeconds: number, limit: number): Promise<Claimed[]> {
   const hooks = qualified(schema, 'webhooks');
   const res = await sql<Claimed>`
     update ${hooks} w set lease_owner = ${owner}::uuid, lease_until = now() + make_interval(secs => ${leaseSeconds})
-    where w.uuid = (
+    where w.uuid in (
       select s.uuid from ${hooks} s
       where s.enabled and (s.lease_until is null or s.lease_until < now()) and ${hasWork(schema)}
-      order by s.next_attempt_at limit 1 for update skip locked)
+      order by s.next_attempt_at limit ${limit} for update skip locked)
     returning w.uuid, w.url, w.events, w.secret,
       case when w.previous_secret_until > now() then w.previous_secret end as previous_secret,
       w.cursor_tx::text as cursor_tx, w.cursor_id::text as cursor_id, w.attempts, w.failing_since`.execute(db);
-  return res.rows[0] ?? null;
+  return res.rows;
 }
 
 async function release(db: Executor, schema: string, sub: Claimed, owner: string): Promise<void> {
@@ -287,14 +288,20 @@ export async function deliverWebhooks(ctx: ServiceContext, opts: DeliverOptions 
     opts: { ...opts, batch: opts.batch ?? 50, leaseSeconds: opts.leaseSeconds ?? 30, retry: opts.retry ?? DEFAULT_WEBHOOK_RETRY },
     result: { delivered: 0, failed: 0, disabled: 0, redelivered: 0, nextDueAt: null },
   };
-  const work = async () => {
-    while (Date.now() < lane.deadline) {
-      const sub = await claimOne(db, ctx.tenant.schema, lane.owner, lane.opts.leaseSeconds);
-      if (!sub) return;
-      await deliverSubscription(lane, sub);
+  // Free lanes claim subscriptions with work (again every 100 ms while any lane still delivers: a subscription
+  // finished a moment ago may have new events); the run ends when no lane delivers and nothing is due.
+  const running = new Set<Promise<void>>();
+  while (Date.now() < lane.deadline) {
+    const free = lanes - running.size;
+    const claimed = free > 0 ? await claim(db, ctx.tenant.schema, lane.owner, lane.opts.leaseSeconds, free) : [];
+    for (const sub of claimed) {
+      const run: Promise<void> = deliverSubscription(lane, sub).finally(() => running.delete(run));
+      running.add(run);
     }
-  };
-  await Promise.all(Array.from({ length: lanes }, work));
+    if (running.size === 0) break;
+    await Promise.race([...running, new Promise((r) => setTimeout(r, 100))]);
+  }
+  await Promise.all(running);
   lane.result.nextDueAt = await nextDue(db, ctx.tenant.schema);
   return lane.result;
 }
