@@ -875,6 +875,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/events/{uuid}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One event
+         * @description An event by its `id` (the webhook delivery's event id), as the feed lists it; 404 once it is older than 30 days.
+         *
+         *     Access: a read or read-write token (not a legacy token) of admins only.
+         */
+        get: operations["events-get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/webhooks": {
         parameters: {
             query?: never;
@@ -13374,6 +13396,141 @@ export interface operations {
                      *       "title": "An error occurred",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded: wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/429",
+                     *       "title": "An error occurred",
+                     *       "status": 429,
+                     *       "detail": "Too many requests; retry in 3 seconds."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/503",
+                     *       "title": "An error occurred",
+                     *       "status": 503,
+                     *       "detail": "The service cannot reach its database right now; retry in a few seconds."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "events-get": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description ETag(s) of a representation the client has; a match gives 304 without a body */
+                "If-None-Match"?: string;
+            };
+            path: {
+                /** @description The record's UUID, or its 22-character base58 form. */
+                uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Event"];
+                };
+            };
+            /** @description Not modified (If-None-Match matched the ETag) */
+            304: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, unknown, expired or revoked token (or anonymous access switched off) */
+            401: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/401",
+                     *       "title": "An error occurred",
+                     *       "status": 401,
+                     *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The token lacks the right: read-only token on a write, legacy token, organiser outside its offers, or a role that may not do this */
+            403: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/403",
+                     *       "title": "An error occurred",
+                     *       "status": 403,
+                     *       "detail": "This token is read-only and may not change anything."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such record (or not visible to the caller); a malformed identifier is 404 too */
+            404: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/404",
+                     *       "title": "An error occurred",
+                     *       "status": 404,
+                     *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"];

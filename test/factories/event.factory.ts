@@ -12,10 +12,13 @@ export async function create(t: TestTenant, _overrides: Overrides = {}): Promise
 }
 
 /**
- * Reads the whole feed until an event matches. An event shows once every older transaction in the database has
- * ended, so another session's open transaction (a parallel test file) can hold it back for a moment.
+ * Reads the whole feed until an event matches. An event shows once every older writing transaction of the
+ * database cluster has ended, so another session's open transaction (a parallel test file, another test run on
+ * the same server) can hold it back for a while.
  */
-export async function waitForEvent(t: TestTenant, match: (e: any) => boolean, timeoutMs = 15_000): Promise<any> {
+export const EVENT_WAIT_MS = 90_000;
+
+export async function waitForEvent(t: TestTenant, match: (e: any) => boolean, timeoutMs = EVENT_WAIT_MS): Promise<any> {
   const until = Date.now() + timeoutMs;
   for (;;) {
     const found = (await readFeed(t)).find(match);

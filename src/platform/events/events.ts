@@ -73,9 +73,19 @@ export async function recordEvents(ctx: EventContext, db: Executor, events: read
   return ids;
 }
 
-/** The payload as stored: no null or undefined keys (spec 1.6), so feed and webhooks show the same body. */
+/**
+ * The payload as stored: no null or undefined keys (spec 1.6), so feed and webhooks show the same body. Payloads
+ * are flat (references, states, lists of references), so only the top level is looked at; no replacer function
+ * (several times slower over a commit's thousands of events).
+ */
 export function dataJson(data: object): string {
-  return JSON.stringify(data, (_k, v: unknown) => (v === null ? undefined : v));
+  let clean: Record<string, unknown> | null = null;
+  for (const [k, v] of Object.entries(data)) {
+    if (v !== null) continue;
+    clean ??= { ...data };
+    delete clean[k];
+  }
+  return JSON.stringify(clean ?? data);
 }
 
 export type StoredEvent = { id: string; uuid: string; type: EventType; occurredAt: Date; data: Record<string, unknown> };
@@ -136,6 +146,14 @@ export async function readEvents(db: Executor, schema: string, opts: ReadEventsO
     events: res.rows.map(({ tx: _tx, ...e }) => ({ ...e, occurredAt: new Date(e.occurredAt) })),
     next: last ? encodeCursor({ tx: last.tx, id: last.id }) : opts.after,
   };
+}
+
+/** One event by its uuid (committed, so visible; the feed's ordering rule does not matter here), or null. */
+export async function readEvent(db: Executor, schema: string, uuid: string): Promise<StoredEvent | null> {
+  const res = await sql<StoredEvent>`select e.id::text as id, e.uuid, e.type, e.occurred_at as "occurredAt", e.data
+    from ${qualified(schema, 'event')} e where e.uuid = ${uuid}::uuid`.execute(db);
+  const e = res.rows[0];
+  return e ? { ...e, occurredAt: new Date(e.occurredAt) } : null;
 }
 
 /** Deletes the events older than `days` (default 30); returns how many. The daily retention run calls it. */

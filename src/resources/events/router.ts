@@ -1,5 +1,5 @@
 import { procedure, router } from '../../platform/http/trpc.js';
-import { eventPageResponse, listEventsInput } from './schema.js';
+import { eventIdInput, eventPageResponse, eventResponse, listEventsInput } from './schema.js';
 import * as service from './service.js';
 
 // Issue 14: the event feed; any admin token (read or read-write), like the other money and family data.
@@ -16,4 +16,14 @@ export const eventsRouter = router({
     })
     .input(listEventsInput).output(eventPageResponse)
     .query(({ ctx, input }) => service.listEvents(ctx, input)),
+  get: procedure
+    .meta({
+      access: 'read', roles: ['admin'],
+      openapi: {
+        method: 'GET', path: '/events/{uuid}', tags: ['events'], summary: 'One event',
+        description: 'An event by its `id` (the webhook delivery\'s event id), as the feed lists it; 404 once it is older than 30 days.',
+      },
+    })
+    .input(eventIdInput).output(eventResponse)
+    .query(({ ctx, input }) => service.getEvent(ctx, input.uuid)),
 });

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { EVENT_TYPES, type EventType } from '../../platform/events/events.js';
 import { EVENT_PAYLOADS } from '../../platform/events/payloads.js';
-import { paginationQuery, query } from '../../platform/http/fields.js';
+import { paginationQuery, pathId, query } from '../../platform/http/fields.js';
 import { response, timestampOut } from '../../platform/http/response.js';
 
 // Issue 14: the event feed (`GET /events`, admin tokens). An event is the envelope webhooks send as their body
@@ -45,3 +45,6 @@ export const listEventsInput = z.object({
   itemsPerPage: paginationQuery.itemsPerPage,
 });
 export type ListEventsInput = z.output<typeof listEventsInput>;
+
+export const eventResponse = response(eventOut);
+export const eventIdInput = z.object({ uuid: pathId() });

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import pg from 'pg';
 import { inject } from 'vitest';
 import { startHarness, type Harness, type TestTenant } from '../../harness/harness.js';
@@ -14,6 +14,8 @@ import { newUuid } from '../../../src/platform/http/ids.js';
 // (tx, id) order after a cursor, and only once every older transaction has ended (the visibility rule).
 let h: Harness;
 let t: TestTenant;
+// An event shows once every older writing transaction of the server has ended (`settled` waits up to 90 s).
+vi.setConfig({ testTimeout: 180_000, hookTimeout: 180_000 });
 
 beforeAll(async () => {
   h = await startHarness();
@@ -57,7 +59,7 @@ async function readAll(after: string | null, limit = 100, schema = t.tenant.sche
  * cluster, so another session's open transaction (a parallel test file) may hold the feed back for a moment.
  */
 async function settled(count: (events: StoredEvent[]) => boolean, schema = t.tenant.schema): Promise<StoredEvent[]> {
-  const until = Date.now() + 15_000;
+  const until = Date.now() + 90_000;
   for (;;) {
     const { events } = await readAll(null, 100, schema);
     if (count(events) || Date.now() > until) return events;

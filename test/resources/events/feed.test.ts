@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { randomUUID } from 'node:crypto';
 import { expectProblem, startHarness, type Harness, type TestTenant } from '../../harness/harness.js';
 import { create as createAccount } from '../../factories/account.factory.js';
@@ -6,11 +6,12 @@ import { create as createEdition } from '../../factories/edition.factory.js';
 import { create as createOffer } from '../../factories/offer.factory.js';
 import { create as createOrganiser } from '../../factories/organiser.factory.js';
 import { create as createParticipant } from '../../factories/participant.factory.js';
-import { readFeed, waitForEvent } from '../../factories/event.factory.js';
+import { EVENT_WAIT_MS, readFeed, waitForEvent } from '../../factories/event.factory.js';
 import { offerEndedWeeksAgo } from '../retention/helpers.js';
 import { executorOf } from '../../../src/platform/db/orm.js';
 import { qualified, sql } from '../../../src/platform/db/sql.js';
 import { EVENT_TYPES, encodeCursor } from '../../../src/platform/events/events.js';
+import { uuidToBase58 } from '../../../src/platform/http/ids.js';
 import { runRetentionJob } from '../../../src/resources/retention/service.js';
 import { eventOut } from '../../../src/resources/events/schema.js';
 
@@ -18,6 +19,8 @@ import { eventOut } from '../../../src/resources/events/schema.js';
 // references and states only; the feed lists them in order after a cursor, filtered by type, admins only.
 let h: Harness;
 let t: TestTenant;
+// Waiting for an event may take as long as the oldest writing transaction elsewhere on the server (EVENT_WAIT_MS).
+vi.setConfig({ testTimeout: 180_000, hookTimeout: 180_000 });
 
 beforeAll(async () => {
   h = await startHarness();
@@ -25,11 +28,11 @@ beforeAll(async () => {
 });
 afterAll(() => h.close());
 
-const ok = async (res: Promise<{ status: number; text: string; body: any }>, status = 200) => {
+async function ok(res: Promise<{ status: number; text: string; body: any }>, status = 200): Promise<any> {
   const r = await res;
   expect(r.status, r.text).toBe(status);
   return r.body;
-};
+}
 const post = (path: string, body?: unknown, status = 200) => ok(body === undefined ? t.request('POST', path) : t.post(path, body), status);
 const events = (all: any[], type: string, match: (d: any) => boolean = () => true) => all.filter((e) => e.type === type && match(e.data));
 
@@ -138,7 +141,7 @@ describe('the events of every change', () => {
       .toEqual([{ participant: gone.uuid, accountPseudonymised: false }]);
     // An event's id is its own: unique across the feed.
     expect(new Set(all.map((e) => e.id)).size).toBe(all.length);
-  }, 60_000);
+  });
 
   it('writes no event for a change that was refused', async () => {
     const edition = await createEdition(t, { procedure: 'firstcome' });
@@ -183,8 +186,7 @@ describe('GET /events', () => {
       expect((await feed.post(`/offers/${offer.uuid}/transition`, { transition: 'publish' })).status).toBe(200);
       expect((await feed.post('/attendances', { offer: offer.uuid, participant: (await createParticipant(feed)).uuid })).status).toBe(201);
     }
-    await waitForEvent(feed, () => (true), 15_000);
-    const until = Date.now() + 15_000;
+    const until = Date.now() + EVENT_WAIT_MS;
     while ((await readFeed(feed)).length < 6 && Date.now() < until) await new Promise((r) => setTimeout(r, 25));
   });
 
@@ -240,6 +242,15 @@ describe('GET /events', () => {
     for (const size of ['0', '201', 'x']) expect(expectProblem(await feed.get(`/events?itemsPerPage=${size}`), 400).detail).toContain('itemsPerPage');
   });
 
+  it('GET /events/{uuid} shows one event as the feed does; unknown or malformed ids are 404', async () => {
+    const [first] = await readFeed(feed);
+    expect(await ok(feed.get(`/events/${first.id}`))).toEqual(first);
+    expect(await ok(feed.get(`/events/${uuidToBase58(first.id)}`))).toEqual(first);
+    expectProblem(await feed.get(`/events/${randomUUID()}`), 404);
+    expectProblem(await feed.get('/events/not-an-id'), 404);
+    expectProblem(await feed.get(`/events/${first.id}`, { token: await feed.token({ role: 'organiser', organiserIds: [(await createOrganiser(feed)).uuid] }) }), 403);
+  });
+
   it('is for admin tokens only: read-only admins may read, organisers and legacy tokens get 403, no token 401', async () => {
     expect((await feed.get('/events', { token: await feed.token({ access: 'read' }) })).status).toBe(200);
     const organiser = await createOrganiser(feed);
@@ -285,7 +296,7 @@ describe('under concurrent writers', () => {
     expect(new Set(seen.map((e) => e.id)).size).toBe(seen.length);
     const table = await sql<{ uuid: string }>`select uuid from ${qualified(u.tenant.schema, 'event')} order by tx, id`.execute(executorOf(h.orm));
     expect(seen.map((e) => e.id)).toEqual(table.rows.map((r) => r.uuid));
-  }, 60_000);
+  });
 });
 
 describe('retention of events', () => {
