@@ -10,6 +10,7 @@ import { recordEvent } from '../../src/platform/events/events.js';
 import { newUuid } from '../../src/platform/http/ids.js';
 import { startJobSender } from '../../src/platform/jobs/queue.js';
 import { createLogger } from '../../src/platform/logging/logger.js';
+import { create as createOffer } from '../factories/offer.factory.js';
 
 // Issue 14: webhook delivery through real pg-boss and real worker processes (`src/main.ts --role worker`), to a
 // real receiver in this process that checks every request with the Standard Webhooks reference verifier. An
@@ -107,6 +108,24 @@ describe('webhooks through pg-boss and worker processes', () => {
     expect(r.received.slice(0, 6).map((x) => x.id)).toEqual(Array(6).fill(ids[0]));
     expect(r.received.slice(6).map((x) => x.id)).toEqual(ids.slice(1));
     console.log(`[webhooks] recovered after 5 failures; ${r.received.length} requests for ${ids.length} events`);
+    await sigkill(w);
+  }, 120_000);
+
+  it('a change through the API (an offer published) reaches the receiver, signed, with the event feed\'s envelope', async () => {
+    const t = await h.tenant();
+    const r = await subscribe(t);
+    const w = worker();
+    await w.ready();
+    const offer = await createOffer(t);
+    const answered = await t.post(`/offers/${offer.uuid}/transition`, { transition: 'publish' });
+    expect(answered.status, answered.text).toBe(200);
+    await until('the event arrives', () => r.received.some((x) => x.payload?.type === 'offer.published'), 60_000);
+    const got = r.received.find((x) => x.payload?.type === 'offer.published')!;
+    expect(got.verified).toEqual([true]);
+    expect(got.payload.data).toMatchObject({ offer: offer.uuid, status: expect.arrayContaining(['published']) });
+    const feed = await t.get('/events?types=offer.published');
+    expect(feed.body.events.map((e: any) => e.id)).toContain(got.id);
+    expect(JSON.parse(got.body)).toEqual(feed.body.events.find((e: any) => e.id === got.id));
     await sigkill(w);
   }, 120_000);
 

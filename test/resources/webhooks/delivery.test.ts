@@ -77,6 +77,22 @@ const row = async (t: TestTenant, uuid: string) =>
   (await sql<any>`select * from ${qualified(t.tenant.schema, 'webhooks')} where uuid = ${uuid}::uuid`.execute(executorOf(h.orm))).rows[0];
 
 describe('webhook delivery', () => {
+  it('writes the delivery job with an event only while the municipality has an enabled webhook', async () => {
+    const t = await h.tenant();
+    const pending = () => h.jobs.pending().filter((j) => j.name === 'webhook-deliver' && j.data.tenant === t.slug).length;
+    await record(t, 1);
+    expect(pending()).toBe(0);
+    const r = await receiver();
+    const w = await subscribe(t, r, { enabled: false });
+    await record(t, 1);
+    expect(pending()).toBe(0);
+    await t.patch(`/webhooks/${w.uuid}`, { enabled: true });
+    const before = pending();
+    await record(t, 3);
+    expect(pending()).toBeGreaterThan(0);
+    expect(pending()).toBeLessThanOrEqual(Math.max(before, 1)); // one queued per municipality, however many events
+  });
+
   it('POSTs each event once, in order, signed (Standard Webhooks), with the event feed\'s envelope', async () => {
     const t = await h.tenant();
     const r = await receiver();
