@@ -2281,7 +2281,7 @@ export interface components {
             edition: string;
             /** @description the offer's places after the change (D5) */
             status: ("draft" | "completed" | "reviewed" | "published" | "cancelled" | "unpublished")[];
-            /** @description names of the fields that changed (`status` for a transition other than publish, cancel, relaunch) */
+            /** @description names of the fields the change set (the keys a PATCH sent, also when a value stayed the same; `status` for a transition other than publish, cancel, relaunch; for a variant, the descriptive fields copied from its base) */
             fields: string[];
         };
         /** @description A published offer was cancelled (transition `cancel`); its applications keep their states. */

@@ -62,7 +62,7 @@ export const EVENT_PAYLOADS = {
     offer: id('the offer'),
     edition: id('its edition'),
     status: offerStatus,
-    fields: z.array(z.string()).meta({ description: 'names of the fields that changed (`status` for a transition other than publish, cancel, relaunch)' }),
+    fields: z.array(z.string()).meta({ description: 'names of the fields the change set (the keys a PATCH sent, also when a value stayed the same; `status` for a transition other than publish, cancel, relaunch; for a variant, the descriptive fields copied from its base)' }),
   }).meta({ id: 'OfferChangedEventData', description: 'An offer was changed: PATCH, a transition other than publish/cancel/relaunch, or its variant base\'s descriptive fields copied to it.' }),
   'offer.cancelled': z.object({
     offer: id('the offer'),

@@ -85,7 +85,8 @@ describe('the events of every change', () => {
       expect(e.timestamp).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\+0[12]:00$/);
     }
     // No names, contact data, addresses, birth dates or free text of anyone or anything.
-    for (const secret of [account.email, account.firstname, account.lastname, '0170 5550123', 'Lindenweg', '54321', 'Musterstadt',
+    // (The zip code as a JSON string value: its digits alone could occur inside a uuid.)
+    for (const secret of [account.email, account.firstname, account.lastname, '0170 5550123', 'Lindenweg', '"54321"', 'Musterstadt',
       'Theodora', child.lastname, 'theodora@kinder.example', 'Konstantin', '2015-03-14', '2016-05-23', 'Wilhelmina', 'Geheimes Zauberlabor', 'Neu']) {
       expect(text).not.toContain(secret);
     }
@@ -156,6 +157,30 @@ describe('the events of every change', () => {
     const all = await readFeed(t);
     expect(all.filter((e) => e.data.attendance === a.uuid).map((e) => e.type)).toEqual(['attendance.created']);
     expect(all.filter((e) => e.data.offer === offer.uuid && e.type.startsWith('offer.'))).toEqual([]);
+  });
+});
+
+describe('applying again, and retries', () => {
+  it('an application made again for the same offer reports a status change (cause reapplication); a replayed POST reports nothing', async () => {
+    const edition = await createEdition(t, { procedure: 'firstcome' });
+    const offer = await createOffer(t, { edition: edition.uuid, maxParticipants: null });
+    const child = await createParticipant(t);
+    const key = { headers: { 'idempotency-key': `apply-${randomUUID()}` } };
+    const body = { offer: offer.uuid, participant: child.uuid };
+    const first = await ok(t.post('/attendances', body, key), 201);
+    const replay = await t.post('/attendances', body, key);
+    expect(replay.status).toBe(201);
+    expect(replay.headers['idempotent-replayed']).toBe('true');
+    await post(`/attendances/${first.uuid}/transition`, { transition: 'withdraw' });
+    const again = await post('/attendances', body, 201);
+    expect(again.uuid).toBe(first.uuid);
+    await waitForEvent(t, (e) => e.data.attendance === first.uuid && e.data.cause === 'reapplication');
+    const mine = (await readFeed(t)).filter((e) => e.data.attendance === first.uuid).map((e) => [e.type, e.data.from, e.data.to ?? e.data.status, e.data.cause]);
+    expect(mine).toEqual([
+      ['attendance.created', undefined, 'confirmed', undefined],
+      ['attendance.status_changed', 'confirmed', 'withdrawn', 'transition'],
+      ['attendance.status_changed', 'withdrawn', 'confirmed', 'reapplication'],
+    ]);
   });
 });
 
