@@ -2,6 +2,8 @@ import { QUEUES, type TenantJobHandlers } from './platform/jobs/queue.js';
 import { runAllocationJob, runCommitJob } from './resources/allocations/service.js';
 import { runRefillJob } from './resources/attendances/refill.js';
 import { runRetentionJob } from './resources/retention/service.js';
+import { tenantsWithDueWebhooks, webhookDeliverHandler } from './resources/webhooks/delivery.js';
+import type { TenantSweeps } from './platform/jobs/workers.js';
 
 // Every resource's background job (D9), by queue, like src/router.ts for the procedures. The worker role
 // (src/platform/jobs/workers.ts) and the tests' in-memory queue run them with the tenant from the job data.
@@ -12,4 +14,11 @@ export const tenantJobHandlers: TenantJobHandlers = {
   [QUEUES.offerRefill]: runRefillJob,
   /** D9: daily per tenant (scheduled through the `retention-sweep` queue), also `cli retention run`. */
   [QUEUES.retention]: runRetentionJob,
+  /** Issue 14: a tenant's webhook deliveries; written with each event (and each redelivery) in its transaction. */
+  [QUEUES.webhookDeliver]: webhookDeliverHandler(),
 };
+
+/** Safety nets, every minute: one query finds the tenants with due work and sends their job (workers.ts). */
+export const tenantJobSweeps: TenantSweeps = [
+  { queue: QUEUES.webhookSweep, sends: QUEUES.webhookDeliver, due: tenantsWithDueWebhooks },
+];

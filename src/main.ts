@@ -8,7 +8,7 @@ import { openRuntime } from './platform/runtime.js';
 import { migrateAll, syncTenants, type Progress } from './platform/tenancy/operations.js';
 import { startWorkers } from './platform/jobs/workers.js';
 import { startJobSender, type JobSender } from './platform/jobs/queue.js';
-import { tenantJobHandlers } from './jobs.js';
+import { tenantJobHandlers, tenantJobSweeps } from './jobs.js';
 import { executorOf } from './platform/db/orm.js';
 import { outboxMetricsSource } from './platform/mail/outbox.js';
 import { loadTenants } from './platform/tenancy/registry.js';
@@ -67,7 +67,7 @@ async function main() {
   // `--role all` one pg-boss instance does both; an API-only process starts a sender without supervision.
   let jobs: JobSender | undefined;
   if (role === 'worker' || role === 'all') {
-    const workers = await startWorkers(runtime.orm, config, log, { schedule: true, handlers: tenantJobHandlers });
+    const workers = await startWorkers(runtime.orm, config, log, { schedule: true, handlers: tenantJobHandlers, sweeps: tenantJobSweeps });
     stops.push(() => workers.stop());
     jobs = workers.sender;
     if (role === 'worker') log.info({ role, ms: Date.now() - started }, 'workers started');

@@ -897,8 +897,514 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List webhook subscriptions
+         * @description List webhook subscriptions.
+         *
+         *     Access: a read or read-write token (not a legacy token) of admins only.
+         */
+        get: operations["webhooks-list"];
+        put?: never;
+        /**
+         * Subscribe to events (the answer shows the signing secret once)
+         * @description Subscribe to events (the answer shows the signing secret once).
+         *
+         *     Access: a read-write token of admins only.
+         */
+        post: operations["webhooks-create"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{uuid}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * One webhook subscription
+         * @description One webhook subscription.
+         *
+         *     Access: a read or read-write token (not a legacy token) of admins only.
+         */
+        get: operations["webhooks-get"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a webhook subscription
+         * @description Delete a webhook subscription.
+         *
+         *     Access: a read-write token of admins only.
+         */
+        delete: operations["webhooks-delete"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a webhook subscription
+         * @description Change a webhook subscription.
+         *
+         *     Access: a read-write token of admins only.
+         */
+        patch: operations["webhooks-update"];
+        trace?: never;
+    };
+    "/webhooks/{uuid}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A new signing secret (the previous one signs too for 24 hours)
+         * @description A new signing secret (the previous one signs too for 24 hours).
+         *
+         *     Access: a read-write token of admins only.
+         */
+        post: operations["webhooks-rotateSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{uuid}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Delivery attempts of a webhook, newest first
+         * @description Delivery attempts of a webhook, newest first.
+         *
+         *     Access: a read or read-write token (not a legacy token) of admins only.
+         */
+        get: operations["webhooks-deliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/webhooks/{uuid}/deliveries/{id}/redeliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a delivery's event again
+         * @description Send a delivery's event again.
+         *
+         *     Access: a read-write token of admins only.
+         */
+        post: operations["webhooks-redeliver"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "attendance.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event attendance.created
+         * @description An application was made (POST /attendances). An application made again for the same offer reuses the old one and reports `attendance.status_changed` (cause `reapplication`); a transfer's new application reports `attendance.transferred`.
+         *
+         *     Signed as the Standard Webhooks specification says (https://www.standardwebhooks.com): the signed content is
+         *     `<webhook-id>.<webhook-timestamp>.<body>`, the signature base64 of its HMAC-SHA256 under the subscription's secret
+         *     (`whsec_` + base64: the key is the base64 part, decoded). Verify with any Standard Webhooks library, compare in constant
+         *     time, refuse timestamps more than 5 minutes off, and deduplicate by `webhook-id` (delivery is at least once).
+         *
+         *     Answer 2xx within 5 seconds; anything else (also a redirect, which is not followed) is a failed attempt, retried with
+         *     exponential backoff (5 s doubling up to 1 h) for 24 hours, after which the subscription is disabled and the admin
+         *     e-mailed. Events of one subscription arrive in order: the next waits until the previous was answered 2xx.
+         */
+        post: operations["webhook-attendance-created"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "attendance.status_changed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event attendance.status_changed
+         * @description An application changed state, or its held-back decision was released.
+         *
+         *     Signed as the Standard Webhooks specification says (https://www.standardwebhooks.com): the signed content is
+         *     `<webhook-id>.<webhook-timestamp>.<body>`, the signature base64 of its HMAC-SHA256 under the subscription's secret
+         *     (`whsec_` + base64: the key is the base64 part, decoded). Verify with any Standard Webhooks library, compare in constant
+         *     time, refuse timestamps more than 5 minutes off, and deduplicate by `webhook-id` (delivery is at least once).
+         *
+         *     Answer 2xx within 5 seconds; anything else (also a redirect, which is not followed) is a failed attempt, retried with
+         *     exponential backoff (5 s doubling up to 1 h) for 24 hours, after which the subscription is disabled and the admin
+         *     e-mailed. Events of one subscription arrive in order: the next waits until the previous was answered 2xx.
+         */
+        post: operations["webhook-attendance-status_changed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "attendance.transferred": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event attendance.transferred
+         * @description An application was moved to another offer (POST /attendances/{uuid}/transfer).
+         *
+         *     Signed as the Standard Webhooks specification says (https://www.standardwebhooks.com): the signed content is
+         *     `<webhook-id>.<webhook-timestamp>.<body>`, the signature base64 of its HMAC-SHA256 under the subscription's secret
+         *     (`whsec_` + base64: the key is the base64 part, decoded). Verify with any Standard Webhooks library, compare in constant
+         *     time, refuse timestamps more than 5 minutes off, and deduplicate by `webhook-id` (delivery is at least once).
+         *
+         *     Answer 2xx within 5 seconds; anything else (also a redirect, which is not followed) is a failed attempt, retried with
+         *     exponential backoff (5 s doubling up to 1 h) for 24 hours, after which the subscription is disabled and the admin
+         *     e-mailed. Events of one subscription arrive in order: the next waits until the previous was answered 2xx.
+         */
+        post: operations["webhook-attendance-transferred"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "attendance.deleted": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event attendance.deleted
+         * @description An application was deleted (DELETE /attendances/{uuid}).
+         *
+         *     Signed as the Standard Webhooks specification says (https://www.standardwebhooks.com): the signed content is
+         *     `<webhook-id>.<webhook-timestamp>.<body>`, the signature base64 of its HMAC-SHA256 under the subscription's secret
+         *     (`whsec_` + base64: the key is the base64 part, decoded). Verify with any Standard Webhooks library, compare in constant
+         *     time, refuse timestamps more than 5 minutes off, and deduplicate by `webhook-id` (delivery is at least once).
+         *
+         *     Answer 2xx within 5 seconds; anything else (also a redirect, which is not followed) is a failed attempt, retried with
+         *     exponential backoff (5 s doubling up to 1 h) for 24 hours, after which the subscription is disabled and the admin
+         *     e-mailed. Events of one subscription arrive in order: the next waits until the previous was answered 2xx.
+         */
+        post: operations["webhook-attendance-deleted"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "offer.published": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event offer.published
+         * @description An offer was published (transition `publish`).
+         *
+         *     Signed as the Standard Webhooks specification says (https://www.standardwebhooks.com): the signed content is
+         *     `<webhook-id>.<webhook-timestamp>.<body>`, the signature base64 of its HMAC-SHA256 under the subscription's secret
+         *     (`whsec_` + base64: the key is the base64 part, decoded). Verify with any Standard Webhooks library, compare in constant
+         *     time, refuse timestamps more than 5 minutes off, and deduplicate by `webhook-id` (delivery is at least once).
+         *
+         *     Answer 2xx within 5 seconds; anything else (also a redirect, which is not followed) is a failed attempt, retried with
+         *     exponential backoff (5 s doubling up to 1 h) for 24 hours, after which the subscription is disabled and the admin
+         *     e-mailed. Events of one subscription arrive in order: the next waits until the previous was answered 2xx.
+         */
+        post: operations["webhook-offer-published"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "offer.changed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event offer.changed
+         * @description An offer was changed: PATCH, a transition other than publish/cancel/relaunch, or its variant base's descriptive fields copied to it.
+         *
+         *     Signed as the Standard Webhooks specification says (https://www.standardwebhooks.com): the signed content is
+         *     `<webhook-id>.<webhook-timestamp>.<body>`, the signature base64 of its HMAC-SHA256 under the subscription's secret
+         *     (`whsec_` + base64: the key is the base64 part, decoded). Verify with any Standard Webhooks library, compare in constant
+         *     time, refuse timestamps more than 5 minutes off, and deduplicate by `webhook-id` (delivery is at least once).
+         *
+         *     Answer 2xx within 5 seconds; anything else (also a redirect, which is not followed) is a failed attempt, retried with
+         *     exponential backoff (5 s doubling up to 1 h) for 24 hours, after which the subscription is disabled and the admin
+         *     e-mailed. Events of one subscription arrive in order: the next waits until the previous was answered 2xx.
+         */
+        post: operations["webhook-offer-changed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "offer.cancelled": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event offer.cancelled
+         * @description A published offer was cancelled (transition `cancel`); its applications keep their states.
+         *
+         *     Signed as the Standard Webhooks specification says (https://www.standardwebhooks.com): the signed content is
+         *     `<webhook-id>.<webhook-timestamp>.<body>`, the signature base64 of its HMAC-SHA256 under the subscription's secret
+         *     (`whsec_` + base64: the key is the base64 part, decoded). Verify with any Standard Webhooks library, compare in constant
+         *     time, refuse timestamps more than 5 minutes off, and deduplicate by `webhook-id` (delivery is at least once).
+         *
+         *     Answer 2xx within 5 seconds; anything else (also a redirect, which is not followed) is a failed attempt, retried with
+         *     exponential backoff (5 s doubling up to 1 h) for 24 hours, after which the subscription is disabled and the admin
+         *     e-mailed. Events of one subscription arrive in order: the next waits until the previous was answered 2xx.
+         */
+        post: operations["webhook-offer-cancelled"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "offer.relaunched": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event offer.relaunched
+         * @description A cancelled offer was relaunched (transition `relaunch`).
+         *
+         *     Signed as the Standard Webhooks specification says (https://www.standardwebhooks.com): the signed content is
+         *     `<webhook-id>.<webhook-timestamp>.<body>`, the signature base64 of its HMAC-SHA256 under the subscription's secret
+         *     (`whsec_` + base64: the key is the base64 part, decoded). Verify with any Standard Webhooks library, compare in constant
+         *     time, refuse timestamps more than 5 minutes off, and deduplicate by `webhook-id` (delivery is at least once).
+         *
+         *     Answer 2xx within 5 seconds; anything else (also a redirect, which is not followed) is a failed attempt, retried with
+         *     exponential backoff (5 s doubling up to 1 h) for 24 hours, after which the subscription is disabled and the admin
+         *     e-mailed. Events of one subscription arrive in order: the next waits until the previous was answered 2xx.
+         */
+        post: operations["webhook-offer-relaunched"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "edition.allocated": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event edition.allocated
+         * @description A lottery run was drawn; its decisions are held back until the commit (each also reported as `attendance.status_changed` with cause `allocation`).
+         *
+         *     Signed as the Standard Webhooks specification says (https://www.standardwebhooks.com): the signed content is
+         *     `<webhook-id>.<webhook-timestamp>.<body>`, the signature base64 of its HMAC-SHA256 under the subscription's secret
+         *     (`whsec_` + base64: the key is the base64 part, decoded). Verify with any Standard Webhooks library, compare in constant
+         *     time, refuse timestamps more than 5 minutes off, and deduplicate by `webhook-id` (delivery is at least once).
+         *
+         *     Answer 2xx within 5 seconds; anything else (also a redirect, which is not followed) is a failed attempt, retried with
+         *     exponential backoff (5 s doubling up to 1 h) for 24 hours, after which the subscription is disabled and the admin
+         *     e-mailed. Events of one subscription arrive in order: the next waits until the previous was answered 2xx.
+         */
+        post: operations["webhook-edition-allocated"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "edition.committed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event edition.committed
+         * @description The edition's held-back decisions were released (POST /editions/{uuid}/commit).
+         *
+         *     Signed as the Standard Webhooks specification says (https://www.standardwebhooks.com): the signed content is
+         *     `<webhook-id>.<webhook-timestamp>.<body>`, the signature base64 of its HMAC-SHA256 under the subscription's secret
+         *     (`whsec_` + base64: the key is the base64 part, decoded). Verify with any Standard Webhooks library, compare in constant
+         *     time, refuse timestamps more than 5 minutes off, and deduplicate by `webhook-id` (delivery is at least once).
+         *
+         *     Answer 2xx within 5 seconds; anything else (also a redirect, which is not followed) is a failed attempt, retried with
+         *     exponential backoff (5 s doubling up to 1 h) for 24 hours, after which the subscription is disabled and the admin
+         *     e-mailed. Events of one subscription arrive in order: the next waits until the previous was answered 2xx.
+         */
+        post: operations["webhook-edition-committed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "receipt.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event receipt.created
+         * @description A payment was recorded (POST /receipts); its applications are paid.
+         *
+         *     Signed as the Standard Webhooks specification says (https://www.standardwebhooks.com): the signed content is
+         *     `<webhook-id>.<webhook-timestamp>.<body>`, the signature base64 of its HMAC-SHA256 under the subscription's secret
+         *     (`whsec_` + base64: the key is the base64 part, decoded). Verify with any Standard Webhooks library, compare in constant
+         *     time, refuse timestamps more than 5 minutes off, and deduplicate by `webhook-id` (delivery is at least once).
+         *
+         *     Answer 2xx within 5 seconds; anything else (also a redirect, which is not followed) is a failed attempt, retried with
+         *     exponential backoff (5 s doubling up to 1 h) for 24 hours, after which the subscription is disabled and the admin
+         *     e-mailed. Events of one subscription arrive in order: the next waits until the previous was answered 2xx.
+         */
+        post: operations["webhook-receipt-created"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "receipt.reversed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event receipt.reversed
+         * @description A receipt was reversed, wholly or in part (POST /receipts/{uuid}/reverse).
+         *
+         *     Signed as the Standard Webhooks specification says (https://www.standardwebhooks.com): the signed content is
+         *     `<webhook-id>.<webhook-timestamp>.<body>`, the signature base64 of its HMAC-SHA256 under the subscription's secret
+         *     (`whsec_` + base64: the key is the base64 part, decoded). Verify with any Standard Webhooks library, compare in constant
+         *     time, refuse timestamps more than 5 minutes off, and deduplicate by `webhook-id` (delivery is at least once).
+         *
+         *     Answer 2xx within 5 seconds; anything else (also a redirect, which is not followed) is a failed attempt, retried with
+         *     exponential backoff (5 s doubling up to 1 h) for 24 hours, after which the subscription is disabled and the admin
+         *     e-mailed. Events of one subscription arrive in order: the next waits until the previous was answered 2xx.
+         */
+        post: operations["webhook-receipt-reversed"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "participant.pseudonymised": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Event participant.pseudonymised
+         * @description The retention period ran out (D2 `retentionWeeks`, D9): the child was pseudonymised.
+         *
+         *     Signed as the Standard Webhooks specification says (https://www.standardwebhooks.com): the signed content is
+         *     `<webhook-id>.<webhook-timestamp>.<body>`, the signature base64 of its HMAC-SHA256 under the subscription's secret
+         *     (`whsec_` + base64: the key is the base64 part, decoded). Verify with any Standard Webhooks library, compare in constant
+         *     time, refuse timestamps more than 5 minutes off, and deduplicate by `webhook-id` (delivery is at least once).
+         *
+         *     Answer 2xx within 5 seconds; anything else (also a redirect, which is not followed) is a failed attempt, retried with
+         *     exponential backoff (5 s doubling up to 1 h) for 24 hours, after which the subscription is disabled and the admin
+         *     e-mailed. Events of one subscription arrive in order: the next waits until the previous was answered 2xx.
+         */
+        post: operations["webhook-participant-pseudonymised"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         /** @description A category of offers. */
@@ -2053,6 +2559,122 @@ export interface components {
             account?: string;
             /** @description true when the account lost its own names and contact data too (no living child left) */
             accountPseudonymised: boolean;
+        };
+        /** @description A webhook subscription: events of the municipality are POSTed to `url`, signed as Standard Webhooks specifies. */
+        Webhook: {
+            /** @example 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f */
+            uuid: string;
+            /** @example https://programme.example/angebote/fussball-feriencamp */
+            url: string;
+            events: string[];
+            enabled: boolean;
+            /** @example Dribbeln, passen, Tore schießen. */
+            description?: string;
+            /**
+             * Format: date-time
+             * @description Since when deliveries fail (the first failure after the last 2xx); absent while they succeed.
+             * @example 2027-07-01T10:00:00+02:00
+             */
+            failingSince?: string;
+            /**
+             * Format: date-time
+             * @example 2027-07-01T10:00:00+02:00
+             */
+            disabledAt?: string;
+            /**
+             * @description `failing`: disabled by the service after 24 hours of failed deliveries (the admin was e-mailed).
+             * @enum {string}
+             */
+            disabledReason?: "failing";
+            /**
+             * Format: date-time
+             * @description After a rotation, deliveries are signed with the previous secret too until then.
+             * @example 2027-07-01T10:00:00+02:00
+             */
+            previousSecretValidUntil?: string;
+            /**
+             * Format: date-time
+             * @example 2027-07-01T10:00:00+02:00
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @example 2027-07-01T10:00:00+02:00
+             */
+            modifiedAt: string;
+        };
+        /** @description A webhook subscription with its new signing secret, shown once (creation, rotation). */
+        WebhookWithSecret: {
+            /** @example 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f */
+            uuid: string;
+            /** @example https://programme.example/angebote/fussball-feriencamp */
+            url: string;
+            events: string[];
+            enabled: boolean;
+            /** @example Dribbeln, passen, Tore schießen. */
+            description?: string;
+            /**
+             * Format: date-time
+             * @description Since when deliveries fail (the first failure after the last 2xx); absent while they succeed.
+             * @example 2027-07-01T10:00:00+02:00
+             */
+            failingSince?: string;
+            /**
+             * Format: date-time
+             * @example 2027-07-01T10:00:00+02:00
+             */
+            disabledAt?: string;
+            /**
+             * @description `failing`: disabled by the service after 24 hours of failed deliveries (the admin was e-mailed).
+             * @enum {string}
+             */
+            disabledReason?: "failing";
+            /**
+             * Format: date-time
+             * @description After a rotation, deliveries are signed with the previous secret too until then.
+             * @example 2027-07-01T10:00:00+02:00
+             */
+            previousSecretValidUntil?: string;
+            /**
+             * Format: date-time
+             * @example 2027-07-01T10:00:00+02:00
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @example 2027-07-01T10:00:00+02:00
+             */
+            modifiedAt: string;
+            /**
+             * @description The signing secret (`whsec_` + base64). Shown only in this answer: keep it.
+             * @example whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw
+             */
+            secret: string;
+        };
+        /** @description One delivery attempt of an event to a webhook. */
+        WebhookDelivery: {
+            /** @example 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f */
+            uuid: string;
+            /** @description The event's id: the `webhook-id` header and the `id` of the payload. */
+            event: string;
+            eventType: string;
+            /** @description The attempt's number for this event (1 for the first). */
+            attempt: number;
+            /** @description Asked for by POST …/redeliver (tried once, outside the order of the subscription). */
+            redelivery: boolean;
+            /** @enum {string} */
+            state: "pending" | "succeeded" | "failed";
+            /** @description The receiver's HTTP status, when it answered. */
+            responseStatus?: number;
+            /** @description From sending the request to the end of the answer (at most 5 s). */
+            latencyMs?: number;
+            /** @description Why the attempt failed (no answer within 5 s, connection refused, HTTP 500, …). */
+            error?: string;
+            /**
+             * Format: date-time
+             * @example 2027-07-01T10:00:00+02:00
+             */
+            createdAt: string;
         };
         /** @description RFC 9457 problem details. `type` is `/errors/<status>`, or `/validation_errors/<code>` for a 422 with violations. */
         Problem: {
@@ -12953,6 +13575,2056 @@ export interface operations {
                      */
                     "application/problem+json": components["schemas"]["Problem"];
                 };
+            };
+        };
+    };
+    "webhooks-list": {
+        parameters: {
+            query?: {
+                q?: string;
+                /** @description A date `YYYY-MM-DD` (a whole day in Europe/Berlin) or an ISO 8601 timestamp with offset. */
+                modifiedSince?: string;
+                /** @description Page number from 1; a page past the end is `[]`. */
+                page?: number;
+                /** @description Page size, default 30; above 200 is 400 (never silently capped). */
+                itemsPerPage?: number;
+            };
+            header?: {
+                /** @description ETag(s) of a representation the client has; a match gives 304 without a body */
+                "If-None-Match"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhook"][];
+                };
+            };
+            /** @description Not modified (If-None-Match matched the ETag) */
+            304: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A malformed query parameter (named in `detail`) or malformed JSON */
+            400: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/400",
+                     *       "title": "An error occurred",
+                     *       "status": 400,
+                     *       "detail": "itemsPerPage: must be a whole number between 1 and 200."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, unknown, expired or revoked token (or anonymous access switched off) */
+            401: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/401",
+                     *       "title": "An error occurred",
+                     *       "status": 401,
+                     *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The token lacks the right: read-only token on a write, legacy token, organiser outside its offers, or a role that may not do this */
+            403: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/403",
+                     *       "title": "An error occurred",
+                     *       "status": 403,
+                     *       "detail": "This token is read-only and may not change anything."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded: wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/429",
+                     *       "title": "An error occurred",
+                     *       "status": 429,
+                     *       "detail": "Too many requests; retry in 3 seconds."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/503",
+                     *       "title": "An error occurred",
+                     *       "status": 503,
+                     *       "detail": "The service cannot reach its database right now; retry in a few seconds."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "webhooks-create": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description a retry with the same key and body (same token, within 24 h) returns the first answer without doing the work again; another body with the key is 422 */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description Where the events are POSTed: https, a host that resolves to public addresses only (checked at subscription and at every delivery).
+                     * @example https://integration.example.org/hooks/ferienprogramm
+                     */
+                    url: string;
+                    /** @description Event types to deliver; ["*"] (the default) means every type, also types added later. */
+                    events?: ("*" | "attendance.created" | "attendance.status_changed" | "attendance.transferred" | "attendance.deleted" | "offer.published" | "offer.changed" | "offer.cancelled" | "offer.relaunched" | "edition.allocated" | "edition.committed" | "receipt.created" | "receipt.reversed" | "participant.pseudonymised")[];
+                    enabled?: boolean;
+                    /** @example Dribbeln, passen, Tore schießen. */
+                    description?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookWithSecret"];
+                };
+            };
+            /** @description A malformed query parameter (named in `detail`) or malformed JSON */
+            400: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/400",
+                     *       "title": "An error occurred",
+                     *       "status": 400,
+                     *       "detail": "itemsPerPage: must be a whole number between 1 and 200."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, unknown, expired or revoked token (or anonymous access switched off) */
+            401: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/401",
+                     *       "title": "An error occurred",
+                     *       "status": 401,
+                     *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The token lacks the right: read-only token on a write, legacy token, organiser outside its offers, or a role that may not do this */
+            403: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/403",
+                     *       "title": "An error occurred",
+                     *       "status": 403,
+                     *       "detail": "This token is read-only and may not change anything."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body larger than 1 MiB */
+            413: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/413",
+                     *       "title": "An error occurred",
+                     *       "status": 413,
+                     *       "detail": "The request body is larger than 1048576 bytes."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A body without a JSON content type */
+            415: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/415",
+                     *       "title": "An error occurred",
+                     *       "status": 415,
+                     *       "detail": "Send the body as application/json."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Validation failed; `violations` names each field */
+            422: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/validation_errors/c1051bb4-d103-4f74-8988-acbcafc7fdc3",
+                     *       "title": "An error occurred",
+                     *       "status": 422,
+                     *       "detail": "name: This value should not be blank.",
+                     *       "violations": [
+                     *         {
+                     *           "propertyPath": "name",
+                     *           "message": "This value should not be blank.",
+                     *           "code": "c1051bb4-d103-4f74-8988-acbcafc7fdc3"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded: wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/429",
+                     *       "title": "An error occurred",
+                     *       "status": 429,
+                     *       "detail": "Too many requests; retry in 3 seconds."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/503",
+                     *       "title": "An error occurred",
+                     *       "status": 503,
+                     *       "detail": "The service cannot reach its database right now; retry in a few seconds."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "webhooks-get": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description ETag(s) of a representation the client has; a match gives 304 without a body */
+                "If-None-Match"?: string;
+            };
+            path: {
+                /** @description The record's UUID, or its 22-character base58 form. */
+                uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhook"];
+                };
+            };
+            /** @description Not modified (If-None-Match matched the ETag) */
+            304: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, unknown, expired or revoked token (or anonymous access switched off) */
+            401: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/401",
+                     *       "title": "An error occurred",
+                     *       "status": 401,
+                     *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The token lacks the right: read-only token on a write, legacy token, organiser outside its offers, or a role that may not do this */
+            403: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/403",
+                     *       "title": "An error occurred",
+                     *       "status": 403,
+                     *       "detail": "This token is read-only and may not change anything."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such record (or not visible to the caller); a malformed identifier is 404 too */
+            404: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/404",
+                     *       "title": "An error occurred",
+                     *       "status": 404,
+                     *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded: wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/429",
+                     *       "title": "An error occurred",
+                     *       "status": 429,
+                     *       "detail": "Too many requests; retry in 3 seconds."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/503",
+                     *       "title": "An error occurred",
+                     *       "status": 503,
+                     *       "detail": "The service cannot reach its database right now; retry in a few seconds."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "webhooks-delete": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description ETag of the representation the change is based on; a stale one gives 412 */
+                "If-Match"?: string;
+            };
+            path: {
+                /** @description The record's UUID, or its 22-character base58 form. */
+                uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description No content */
+            204: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, unknown, expired or revoked token (or anonymous access switched off) */
+            401: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/401",
+                     *       "title": "An error occurred",
+                     *       "status": 401,
+                     *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The token lacks the right: read-only token on a write, legacy token, organiser outside its offers, or a role that may not do this */
+            403: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/403",
+                     *       "title": "An error occurred",
+                     *       "status": 403,
+                     *       "detail": "This token is read-only and may not change anything."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such record (or not visible to the caller); a malformed identifier is 404 too */
+            404: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/404",
+                     *       "title": "An error occurred",
+                     *       "status": 404,
+                     *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description If-Match does not match the current ETag: someone changed the record since it was read */
+            412: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/412",
+                     *       "title": "An error occurred",
+                     *       "status": 412,
+                     *       "detail": "The record was changed since it was read (ETag W/\"…\"); read it again and repeat the change."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded: wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/429",
+                     *       "title": "An error occurred",
+                     *       "status": 429,
+                     *       "detail": "Too many requests; retry in 3 seconds."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/503",
+                     *       "title": "An error occurred",
+                     *       "status": 503,
+                     *       "detail": "The service cannot reach its database right now; retry in a few seconds."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "webhooks-update": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description ETag of the representation the change is based on; a stale one gives 412 */
+                "If-Match"?: string;
+            };
+            path: {
+                /** @description The record's UUID, or its 22-character base58 form. */
+                uuid: string;
+            };
+            cookie?: never;
+        };
+        /** @description Only the fields sent are changed (JSON merge patch, RFC 7396); `null` clears an optional field. */
+        requestBody: {
+            content: {
+                "application/merge-patch+json": {
+                    /** @example https://programme.example/angebote/fussball-feriencamp */
+                    url?: string | null;
+                    events?: ("*" | "attendance.created" | "attendance.status_changed" | "attendance.transferred" | "attendance.deleted" | "offer.published" | "offer.changed" | "offer.cancelled" | "offer.relaunched" | "edition.allocated" | "edition.committed" | "receipt.created" | "receipt.reversed" | "participant.pseudonymised")[] | null;
+                    enabled?: boolean | null;
+                    /** @example Dribbeln, passen, Tore schießen. */
+                    description?: string | null;
+                };
+                "application/json": {
+                    /** @example https://programme.example/angebote/fussball-feriencamp */
+                    url?: string | null;
+                    events?: ("*" | "attendance.created" | "attendance.status_changed" | "attendance.transferred" | "attendance.deleted" | "offer.published" | "offer.changed" | "offer.cancelled" | "offer.relaunched" | "edition.allocated" | "edition.committed" | "receipt.created" | "receipt.reversed" | "participant.pseudonymised")[] | null;
+                    enabled?: boolean | null;
+                    /** @example Dribbeln, passen, Tore schießen. */
+                    description?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Webhook"];
+                };
+            };
+            /** @description A malformed query parameter (named in `detail`) or malformed JSON */
+            400: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/400",
+                     *       "title": "An error occurred",
+                     *       "status": 400,
+                     *       "detail": "itemsPerPage: must be a whole number between 1 and 200."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, unknown, expired or revoked token (or anonymous access switched off) */
+            401: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/401",
+                     *       "title": "An error occurred",
+                     *       "status": 401,
+                     *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The token lacks the right: read-only token on a write, legacy token, organiser outside its offers, or a role that may not do this */
+            403: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/403",
+                     *       "title": "An error occurred",
+                     *       "status": 403,
+                     *       "detail": "This token is read-only and may not change anything."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such record (or not visible to the caller); a malformed identifier is 404 too */
+            404: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/404",
+                     *       "title": "An error occurred",
+                     *       "status": 404,
+                     *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description If-Match does not match the current ETag: someone changed the record since it was read */
+            412: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/412",
+                     *       "title": "An error occurred",
+                     *       "status": 412,
+                     *       "detail": "The record was changed since it was read (ETag W/\"…\"); read it again and repeat the change."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body larger than 1 MiB */
+            413: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/413",
+                     *       "title": "An error occurred",
+                     *       "status": 413,
+                     *       "detail": "The request body is larger than 1048576 bytes."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A body without a JSON content type */
+            415: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/415",
+                     *       "title": "An error occurred",
+                     *       "status": 415,
+                     *       "detail": "Send the body as application/json."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Validation failed; `violations` names each field */
+            422: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/validation_errors/c1051bb4-d103-4f74-8988-acbcafc7fdc3",
+                     *       "title": "An error occurred",
+                     *       "status": 422,
+                     *       "detail": "name: This value should not be blank.",
+                     *       "violations": [
+                     *         {
+                     *           "propertyPath": "name",
+                     *           "message": "This value should not be blank.",
+                     *           "code": "c1051bb4-d103-4f74-8988-acbcafc7fdc3"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded: wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/429",
+                     *       "title": "An error occurred",
+                     *       "status": 429,
+                     *       "detail": "Too many requests; retry in 3 seconds."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/503",
+                     *       "title": "An error occurred",
+                     *       "status": 503,
+                     *       "detail": "The service cannot reach its database right now; retry in a few seconds."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "webhooks-rotateSecret": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description a retry with the same key and body (same token, within 24 h) returns the first answer without doing the work again; another body with the key is 422 */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description The record's UUID, or its 22-character base58 form. */
+                uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookWithSecret"];
+                };
+            };
+            /** @description A malformed query parameter (named in `detail`) or malformed JSON */
+            400: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/400",
+                     *       "title": "An error occurred",
+                     *       "status": 400,
+                     *       "detail": "itemsPerPage: must be a whole number between 1 and 200."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, unknown, expired or revoked token (or anonymous access switched off) */
+            401: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/401",
+                     *       "title": "An error occurred",
+                     *       "status": 401,
+                     *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The token lacks the right: read-only token on a write, legacy token, organiser outside its offers, or a role that may not do this */
+            403: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/403",
+                     *       "title": "An error occurred",
+                     *       "status": 403,
+                     *       "detail": "This token is read-only and may not change anything."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such record (or not visible to the caller); a malformed identifier is 404 too */
+            404: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/404",
+                     *       "title": "An error occurred",
+                     *       "status": 404,
+                     *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body larger than 1 MiB */
+            413: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/413",
+                     *       "title": "An error occurred",
+                     *       "status": 413,
+                     *       "detail": "The request body is larger than 1048576 bytes."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A body without a JSON content type */
+            415: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/415",
+                     *       "title": "An error occurred",
+                     *       "status": 415,
+                     *       "detail": "Send the body as application/json."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Validation failed; `violations` names each field */
+            422: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/validation_errors/c1051bb4-d103-4f74-8988-acbcafc7fdc3",
+                     *       "title": "An error occurred",
+                     *       "status": 422,
+                     *       "detail": "name: This value should not be blank.",
+                     *       "violations": [
+                     *         {
+                     *           "propertyPath": "name",
+                     *           "message": "This value should not be blank.",
+                     *           "code": "c1051bb4-d103-4f74-8988-acbcafc7fdc3"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded: wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/429",
+                     *       "title": "An error occurred",
+                     *       "status": 429,
+                     *       "detail": "Too many requests; retry in 3 seconds."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/503",
+                     *       "title": "An error occurred",
+                     *       "status": 503,
+                     *       "detail": "The service cannot reach its database right now; retry in a few seconds."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "webhooks-deliveries": {
+        parameters: {
+            query?: {
+                /** @description Page number from 1; a page past the end is `[]`. */
+                page?: number;
+                /** @description Page size, default 30; above 200 is 400 (never silently capped). */
+                itemsPerPage?: number;
+            };
+            header?: {
+                /** @description ETag(s) of a representation the client has; a match gives 304 without a body */
+                "If-None-Match"?: string;
+            };
+            path: {
+                /** @description The record's UUID, or its 22-character base58 form. */
+                uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDelivery"][];
+                };
+            };
+            /** @description Not modified (If-None-Match matched the ETag) */
+            304: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description A malformed query parameter (named in `detail`) or malformed JSON */
+            400: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/400",
+                     *       "title": "An error occurred",
+                     *       "status": 400,
+                     *       "detail": "itemsPerPage: must be a whole number between 1 and 200."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, unknown, expired or revoked token (or anonymous access switched off) */
+            401: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/401",
+                     *       "title": "An error occurred",
+                     *       "status": 401,
+                     *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The token lacks the right: read-only token on a write, legacy token, organiser outside its offers, or a role that may not do this */
+            403: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/403",
+                     *       "title": "An error occurred",
+                     *       "status": 403,
+                     *       "detail": "This token is read-only and may not change anything."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such record (or not visible to the caller); a malformed identifier is 404 too */
+            404: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/404",
+                     *       "title": "An error occurred",
+                     *       "status": 404,
+                     *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded: wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/429",
+                     *       "title": "An error occurred",
+                     *       "status": 429,
+                     *       "detail": "Too many requests; retry in 3 seconds."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/503",
+                     *       "title": "An error occurred",
+                     *       "status": 503,
+                     *       "detail": "The service cannot reach its database right now; retry in a few seconds."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "webhooks-redeliver": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description a retry with the same key and body (same token, within 24 h) returns the first answer without doing the work again; another body with the key is 422 */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description The record's UUID, or its 22-character base58 form. */
+                uuid: string;
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Accepted: the work continues in the background */
+            202: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDelivery"];
+                };
+            };
+            /** @description A malformed query parameter (named in `detail`) or malformed JSON */
+            400: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/400",
+                     *       "title": "An error occurred",
+                     *       "status": 400,
+                     *       "detail": "itemsPerPage: must be a whole number between 1 and 200."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, unknown, expired or revoked token (or anonymous access switched off) */
+            401: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/401",
+                     *       "title": "An error occurred",
+                     *       "status": 401,
+                     *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The token lacks the right: read-only token on a write, legacy token, organiser outside its offers, or a role that may not do this */
+            403: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/403",
+                     *       "title": "An error occurred",
+                     *       "status": 403,
+                     *       "detail": "This token is read-only and may not change anything."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such record (or not visible to the caller); a malformed identifier is 404 too */
+            404: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/404",
+                     *       "title": "An error occurred",
+                     *       "status": 404,
+                     *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflicts with the record's state */
+            409: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/409",
+                     *       "title": "An error occurred",
+                     *       "status": 409,
+                     *       "detail": "The offer 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f has 3 applications and cannot be deleted."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body larger than 1 MiB */
+            413: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/413",
+                     *       "title": "An error occurred",
+                     *       "status": 413,
+                     *       "detail": "The request body is larger than 1048576 bytes."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A body without a JSON content type */
+            415: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/415",
+                     *       "title": "An error occurred",
+                     *       "status": 415,
+                     *       "detail": "Send the body as application/json."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Validation failed; `violations` names each field */
+            422: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/validation_errors/c1051bb4-d103-4f74-8988-acbcafc7fdc3",
+                     *       "title": "An error occurred",
+                     *       "status": 422,
+                     *       "detail": "name: This value should not be blank.",
+                     *       "violations": [
+                     *         {
+                     *           "propertyPath": "name",
+                     *           "message": "This value should not be blank.",
+                     *           "code": "c1051bb4-d103-4f74-8988-acbcafc7fdc3"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded: wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/429",
+                     *       "title": "An error occurred",
+                     *       "status": 429,
+                     *       "detail": "Too many requests; retry in 3 seconds."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/503",
+                     *       "title": "An error occurred",
+                     *       "status": 503,
+                     *       "detail": "The service cannot reach its database right now; retry in a few seconds."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "webhook-attendance-created": {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (the `id` of the body): the same on every attempt.
+                 * @example 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f
+                 */
+                "webhook-id": string;
+                /**
+                 * @description When this attempt was signed, Unix seconds.
+                 * @example 1814515200
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description Space-separated `v1,<base64>` signatures: one per valid secret (two for 24 hours after a rotation).
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AttendanceCreatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Accepted: the subscription's cursor moves past this event. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other status, a redirect, or no answer within 5 seconds: the attempt failed and is retried. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook-attendance-status_changed": {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (the `id` of the body): the same on every attempt.
+                 * @example 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f
+                 */
+                "webhook-id": string;
+                /**
+                 * @description When this attempt was signed, Unix seconds.
+                 * @example 1814515200
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description Space-separated `v1,<base64>` signatures: one per valid secret (two for 24 hours after a rotation).
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AttendanceStatusChangedEvent"];
+            };
+        };
+        responses: {
+            /** @description Accepted: the subscription's cursor moves past this event. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other status, a redirect, or no answer within 5 seconds: the attempt failed and is retried. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook-attendance-transferred": {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (the `id` of the body): the same on every attempt.
+                 * @example 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f
+                 */
+                "webhook-id": string;
+                /**
+                 * @description When this attempt was signed, Unix seconds.
+                 * @example 1814515200
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description Space-separated `v1,<base64>` signatures: one per valid secret (two for 24 hours after a rotation).
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AttendanceTransferredEvent"];
+            };
+        };
+        responses: {
+            /** @description Accepted: the subscription's cursor moves past this event. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other status, a redirect, or no answer within 5 seconds: the attempt failed and is retried. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook-attendance-deleted": {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (the `id` of the body): the same on every attempt.
+                 * @example 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f
+                 */
+                "webhook-id": string;
+                /**
+                 * @description When this attempt was signed, Unix seconds.
+                 * @example 1814515200
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description Space-separated `v1,<base64>` signatures: one per valid secret (two for 24 hours after a rotation).
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AttendanceDeletedEvent"];
+            };
+        };
+        responses: {
+            /** @description Accepted: the subscription's cursor moves past this event. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other status, a redirect, or no answer within 5 seconds: the attempt failed and is retried. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook-offer-published": {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (the `id` of the body): the same on every attempt.
+                 * @example 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f
+                 */
+                "webhook-id": string;
+                /**
+                 * @description When this attempt was signed, Unix seconds.
+                 * @example 1814515200
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description Space-separated `v1,<base64>` signatures: one per valid secret (two for 24 hours after a rotation).
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OfferPublishedEvent"];
+            };
+        };
+        responses: {
+            /** @description Accepted: the subscription's cursor moves past this event. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other status, a redirect, or no answer within 5 seconds: the attempt failed and is retried. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook-offer-changed": {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (the `id` of the body): the same on every attempt.
+                 * @example 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f
+                 */
+                "webhook-id": string;
+                /**
+                 * @description When this attempt was signed, Unix seconds.
+                 * @example 1814515200
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description Space-separated `v1,<base64>` signatures: one per valid secret (two for 24 hours after a rotation).
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OfferChangedEvent"];
+            };
+        };
+        responses: {
+            /** @description Accepted: the subscription's cursor moves past this event. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other status, a redirect, or no answer within 5 seconds: the attempt failed and is retried. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook-offer-cancelled": {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (the `id` of the body): the same on every attempt.
+                 * @example 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f
+                 */
+                "webhook-id": string;
+                /**
+                 * @description When this attempt was signed, Unix seconds.
+                 * @example 1814515200
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description Space-separated `v1,<base64>` signatures: one per valid secret (two for 24 hours after a rotation).
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OfferCancelledEvent"];
+            };
+        };
+        responses: {
+            /** @description Accepted: the subscription's cursor moves past this event. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other status, a redirect, or no answer within 5 seconds: the attempt failed and is retried. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook-offer-relaunched": {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (the `id` of the body): the same on every attempt.
+                 * @example 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f
+                 */
+                "webhook-id": string;
+                /**
+                 * @description When this attempt was signed, Unix seconds.
+                 * @example 1814515200
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description Space-separated `v1,<base64>` signatures: one per valid secret (two for 24 hours after a rotation).
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["OfferRelaunchedEvent"];
+            };
+        };
+        responses: {
+            /** @description Accepted: the subscription's cursor moves past this event. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other status, a redirect, or no answer within 5 seconds: the attempt failed and is retried. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook-edition-allocated": {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (the `id` of the body): the same on every attempt.
+                 * @example 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f
+                 */
+                "webhook-id": string;
+                /**
+                 * @description When this attempt was signed, Unix seconds.
+                 * @example 1814515200
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description Space-separated `v1,<base64>` signatures: one per valid secret (two for 24 hours after a rotation).
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EditionAllocatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Accepted: the subscription's cursor moves past this event. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other status, a redirect, or no answer within 5 seconds: the attempt failed and is retried. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook-edition-committed": {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (the `id` of the body): the same on every attempt.
+                 * @example 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f
+                 */
+                "webhook-id": string;
+                /**
+                 * @description When this attempt was signed, Unix seconds.
+                 * @example 1814515200
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description Space-separated `v1,<base64>` signatures: one per valid secret (two for 24 hours after a rotation).
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EditionCommittedEvent"];
+            };
+        };
+        responses: {
+            /** @description Accepted: the subscription's cursor moves past this event. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other status, a redirect, or no answer within 5 seconds: the attempt failed and is retried. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook-receipt-created": {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (the `id` of the body): the same on every attempt.
+                 * @example 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f
+                 */
+                "webhook-id": string;
+                /**
+                 * @description When this attempt was signed, Unix seconds.
+                 * @example 1814515200
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description Space-separated `v1,<base64>` signatures: one per valid secret (two for 24 hours after a rotation).
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReceiptCreatedEvent"];
+            };
+        };
+        responses: {
+            /** @description Accepted: the subscription's cursor moves past this event. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other status, a redirect, or no answer within 5 seconds: the attempt failed and is retried. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook-receipt-reversed": {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (the `id` of the body): the same on every attempt.
+                 * @example 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f
+                 */
+                "webhook-id": string;
+                /**
+                 * @description When this attempt was signed, Unix seconds.
+                 * @example 1814515200
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description Space-separated `v1,<base64>` signatures: one per valid secret (two for 24 hours after a rotation).
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReceiptReversedEvent"];
+            };
+        };
+        responses: {
+            /** @description Accepted: the subscription's cursor moves past this event. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other status, a redirect, or no answer within 5 seconds: the attempt failed and is retried. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    "webhook-participant-pseudonymised": {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description The event's id (the `id` of the body): the same on every attempt.
+                 * @example 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f
+                 */
+                "webhook-id": string;
+                /**
+                 * @description When this attempt was signed, Unix seconds.
+                 * @example 1814515200
+                 */
+                "webhook-timestamp": string;
+                /**
+                 * @description Space-separated `v1,<base64>` signatures: one per valid secret (two for 24 hours after a rotation).
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ParticipantPseudonymisedEvent"];
+            };
+        };
+        responses: {
+            /** @description Accepted: the subscription's cursor moves past this event. */
+            "2XX": {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Any other status, a redirect, or no answer within 5 seconds: the attempt failed and is retried. */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
         };
     };

@@ -21,7 +21,7 @@ commands:
       A host without a path is an admin host under /api; "<hostname>/" serves the API at the root.
   tenant set <slug> key=value...
       changes settings: publicAccess, organisersEditParticipantLists, organisersTransferParticipants,
-      retentionWeeks, offerUrlTemplate, receiptNumberPrefix, mailFrom
+      retentionWeeks, offerUrlTemplate, receiptNumberPrefix, mailFrom, contactEmail
   tenant list
       one line per tenant: <slug>\\t<host>[,<host>...]\\t<name>; a host is printed as
       <hostname><basePath> (demo.example/api), or as the bare host name when its base path is /

@@ -11,6 +11,7 @@ import * as debtor from './debtor.factory.js';
 import * as ledger from './ledger.factory.js';
 import * as receipt from './receipt.factory.js';
 import * as event from './event.factory.js';
+import * as webhook from './webhook.factory.js';
 
 export type { FactoryModule, Overrides } from './factory.js';
 
@@ -29,6 +30,7 @@ export const factories: Record<string, FactoryModule> = {
   '/ledgers': ledger,
   '/bookings': booking,
   '/events': event,
+  '/webhooks': webhook,
 };
 
 /** The factory for a REST path such as `/offers/{uuid}/copy`, or undefined. */

@@ -56,8 +56,8 @@ export type Harness = {
   port: number;
   /**
    * The background jobs the app enqueued (allocate, commit, refill), held in memory: `await h.jobs.drain()` runs
-   * them now, through the same handlers as the pg-boss workers (mail-send jobs are dropped: the mail stays in
-   * the outbox). Unused when `HarnessOptions.jobs` replaced it.
+   * them now, through the same handlers as the pg-boss workers (mail-send and webhook-deliver jobs are dropped:
+   * the mail stays in the outbox, the events wait for their webhooks). Unused when `HarnessOptions.jobs` replaced it.
    */
   jobs: InMemoryJobs;
   tenant(opts?: { basePath?: string; settings?: Partial<TenantSettings>; name?: string }): Promise<TestTenant>;
@@ -101,7 +101,8 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
   const rateLimiter = opts.rateLimiter ?? generousRateLimiter();
   // Mail stays in the outbox here (tests read the rows); test/platform/mail and test/jobs send it through
   // real pg-boss workers and a real SMTP server.
-  const jobs = new InMemoryJobs(orm, silent, { ...tenantJobHandlers, [QUEUES.mailSend]: async () => {} });
+  // Webhook deliveries likewise stay queued (test/resources/webhooks deliver them to receivers of their own).
+  const jobs = new InMemoryJobs(orm, silent, { ...tenantJobHandlers, [QUEUES.mailSend]: async () => {}, [QUEUES.webhookDeliver]: async () => {} });
   const sender = opts.jobs ? await opts.jobs(orm) : jobs;
   const app = createApp({ orm, registry, rateLimiter, log: opts.log ?? silent, trustProxy: opts.trustProxy ?? false, router: opts.router, jobs: sender });
   // The production server (header size and timeouts, src/platform/http/server.ts).

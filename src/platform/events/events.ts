@@ -6,6 +6,7 @@ import { badRequest } from '../http/problem.js';
 import type { JobSender } from '../jobs/queue.js';
 import type { Tenant } from '../tenancy/tenant.js';
 import { EVENT_PAYLOADS, type EventPayloads } from './payloads.js';
+import { wakeWebhookDelivery } from '../webhooks/wake.js';
 
 export type { EventPayloads };
 
@@ -61,8 +62,14 @@ export async function recordEvent<T extends EventType>(ctx: EventContext, db: Ex
 export async function recordEvents(ctx: EventContext, db: Executor, events: readonly NewEvent[]): Promise<string[]> {
   if (events.length === 0) return [];
   const ids = events.map(() => newUuid());
-  await sql`insert into ${qualified(ctx.tenant.schema, 'event')} (uuid, type, data)
-    select * from unnest(${ids}::uuid[], ${events.map((e) => e.type)}::text[], ${events.map((e) => dataJson(e.data))}::jsonb[])`.execute(db);
+  // The same statement tells whether the tenant has an enabled webhook (no extra round trip on the hot path);
+  // only then is its delivery job written, in the same transaction (issue 14, src/resources/webhooks).
+  const res = await sql<{ subscribed: boolean }>`with written as (
+      insert into ${qualified(ctx.tenant.schema, 'event')} (uuid, type, data)
+      select * from unnest(${ids}::uuid[], ${events.map((e) => e.type)}::text[], ${events.map((e) => dataJson(e.data))}::jsonb[])
+      returning 1)
+    select exists (select 1 from ${qualified(ctx.tenant.schema, 'webhooks')} where enabled) as subscribed`.execute(db);
+  if (res.rows[0]?.subscribed) await wakeWebhookDelivery(ctx, db);
   return ids;
 }
 

@@ -9,7 +9,8 @@ import { propertyPath, violationsFromZod } from './validation.js';
 // problem+json body here. Unknown errors are logged with their cause and answered with a generic 500.
 export type RenderedProblem = { body: ProblemBody; headers: Record<string, string> };
 
-const PATH_PARAMS = new Set(['uuid']);
+// `id`: the second identifier of a nested path (`/webhooks/{uuid}/deliveries/{id}/redeliver`).
+const PATH_PARAMS = new Set(['uuid', 'id']);
 const QUERY_METHODS = new Set(['GET', 'DELETE', 'HEAD']);
 
 /**

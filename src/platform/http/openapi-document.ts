@@ -3,6 +3,7 @@ import { generateOpenApiDocument } from 'trpc-to-openapi';
 import { ATTENDANCE_TRANSITIONS, SYSTEM_TRANSITIONS } from '../../domain/attendance-states.js';
 import { OFFER_TRANSITIONS } from '../../domain/offer-workflow.js';
 import type { Meta } from './trpc.js';
+import { webhookOperations } from '../webhooks/openapi.js';
 
 // OpenAPI 3.1 at `<base>/openapi.json`, made for client generators (issue 12): trpc-to-openapi's document
 // (zod-openapi: every resource's output schema is a named component through `.meta({ id })` in its
@@ -84,12 +85,13 @@ const TAGS: Record<string, string> = {
   accounts: 'Families (admin only).',
   participants: 'Children (admin only).',
   money: 'Debtors, ledgers, bookings and receipts (admin only). Amounts are integer cents.',
+  webhooks: 'Webhook subscriptions (admin only): the municipality\'s events POSTed to an https URL, signed as Standard Webhooks specifies, at least once and in order per subscription; their delivery attempts. The payloads are under `webhooks` in this document.',
 };
 
 /** Operations that answer 409 in some state (their services' `conflict`). */
 const CONFLICTS = new Set([
   'offers-delete', 'offers-transition', 'participants-delete', 'editions-delete', 'attendances-transition', 'attendances-transfer',
-  'attendances-update', 'attendances-delete', 'allocations-allocate', 'receipts-reverse',
+  'attendances-update', 'attendances-delete', 'allocations-allocate', 'receipts-reverse', 'webhooks-redeliver',
 ]);
 
 /** Actions whose body is optional (D10): a request without body or content type is accepted. */
@@ -378,6 +380,9 @@ export function buildOpenApiDocument(router: AnyRouter, baseUrl: string): Record
       else op.security = [{ bearer: [] }];
     }
   }
+  // Issue 14: what the service POSTs to a webhook subscription, per event type (OpenAPI 3.1 `webhooks`).
+  const hooks = webhookOperations(schemas);
+  if (Object.keys(hooks).length > 0) (doc as Json).webhooks = hooks;
   doc.tags = [...usedTags].sort().map((name) => ({ name, description: TAGS[name] ?? name }));
   describeCents(doc.components.schemas);
   describeCents(doc.paths);

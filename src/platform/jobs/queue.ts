@@ -27,6 +27,10 @@ export const QUEUES = {
   retention: 'retention',
   /** D9: daily, sends one `retention` job per tenant (src/platform/jobs/retention-sweep.ts). */
   retentionSweep: 'retention-sweep',
+  /** Issue 14: delivers one tenant's due webhook events (src/resources/webhooks/delivery.ts); one queued per tenant. */
+  webhookDeliver: 'webhook-deliver',
+  /** Issue 14, every minute: one query finds tenants with undelivered events; a deliver job for each. */
+  webhookSweep: 'webhook-sweep',
 } as const;
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
 
@@ -51,6 +55,10 @@ export const QUEUE_OPTIONS: Partial<Record<QueueName, Omit<Queue, 'name'>>> = {
   [QUEUES.editionAllocate]: { ...retried, notify: true, heartbeatSeconds: JOB_HEARTBEAT_SECONDS, expireInSeconds: 3600 },
   [QUEUES.editionCommit]: { ...retried, notify: true, heartbeatSeconds: JOB_HEARTBEAT_SECONDS, expireInSeconds: 3600 },
   [QUEUES.mailSweep]: { policy: 'singleton', expireInSeconds: 300 },
+  // Webhooks (issue 14): like mail-send. Each subscription is leased by the worker delivering it, so a job that
+  // runs again after its worker died carries on where the cursor stands.
+  [QUEUES.webhookDeliver]: { ...retried, policy: 'stately', notify: true, heartbeatSeconds: JOB_HEARTBEAT_SECONDS, expireInSeconds: 900 },
+  [QUEUES.webhookSweep]: { policy: 'singleton', expireInSeconds: 300 },
   // Retention is idempotent and commits batch by batch: a retry carries on where a failed run stopped. `exclusive`
   // with the tenant's slug as singletonKey: at most one run per tenant queued or active. The run may take minutes
   // on a large tenant: the worker's heartbeat (every 15 s) keeps it alive, a dead worker's job is retried after 30 s.

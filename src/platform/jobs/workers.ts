@@ -8,8 +8,10 @@ import { loadTenants } from '../tenancy/registry.js';
 import { scheduleRetention, workRetentionSweep } from './retention-sweep.js';
 import {
   bossErrorHandler, bossOptions, pgBossSender, retireOldQueues, QUEUES, runTenantJob, startBoss,
-  type JobSender, type TenantJobData, type TenantJobHandler, type TenantJobHandlers,
+  type JobSender, type QueueName, type TenantJobData, type TenantJobHandler, type TenantJobHandlers,
 } from './queue.js';
+import type { Executor } from '../db/sql.js';
+import type { Tenant } from '../tenancy/tenant.js';
 
 // D9: one pg-boss instance (its own schema) for all tenants, the tenant in each job's data. Queue names and
 // options, the sender and the tenant-job runner are in queue.ts.
@@ -22,7 +24,15 @@ export type WorkerOptions = {
   handlers?: TenantJobHandlers;
   /** Outbox dispatch settings (tests shorten the retry policy). */
   mail?: DispatchOptions;
+  /** Safety nets of tenant jobs (src/jobs.ts `tenantJobSweeps`), like the mail sweep. */
+  sweeps?: TenantSweeps;
 };
+
+/**
+ * A safety net of a tenant job: every minute `queue` runs `due` (one query over the registry's schemas) and
+ * sends a `sends` job for each tenant it names, for work written where no job queue was at hand.
+ */
+export type TenantSweeps = { queue: QueueName; sends: QueueName; due: (db: Executor, tenants: Tenant[]) => Promise<string[]> }[];
 
 /**
  * The `mail-send` job: sends the tenant's due mails; when some wait for a retry (or the time budget ran out),
@@ -82,11 +92,17 @@ export async function startWorkers(orm: Orm, config: Config, log: Logger, opts: 
   });
   const handlers: TenantJobHandlers = { [QUEUES.mailSend]: mailSendHandler(mailer, opts.mail), ...opts.handlers };
   await workTenantJobs(boss, orm, log, handlers, sender);
+  for (const sweep of opts.sweeps ?? []) {
+    await boss.work(sweep.queue, async () => {
+      for (const slug of await sweep.due(db, await loadTenants(db))) await sender.send(sweep.sends, { tenant: slug }, { singletonKey: slug });
+    });
+  }
   // D9: pseudonymisation after the retention period, daily per tenant.
   await workRetentionSweep(boss, db, log);
   if (opts.schedule) {
     await boss.schedule(QUEUES.mailSweep, '* * * * *');
     await scheduleRetention(boss);
+    for (const sweep of opts.sweeps ?? []) await boss.schedule(sweep.queue, '* * * * *');
   }
 
   return {
@@ -103,7 +119,7 @@ export async function startWorkers(orm: Orm, config: Config, log: Logger, opts: 
 }
 
 /** Jobs of different tenants (or offers) run side by side in one process; one job is one tenant's. */
-const CONCURRENCY: Partial<Record<string, number>> = { [QUEUES.mailSend]: 4, [QUEUES.offerRefill]: 2 };
+const CONCURRENCY: Partial<Record<string, number>> = { [QUEUES.mailSend]: 4, [QUEUES.offerRefill]: 2, [QUEUES.webhookDeliver]: 8 };
 
 /** Registers a pg-boss worker per tenant job: each job runs through `runTenantJob` (tenant from its data). */
 export async function workTenantJobs(boss: PgBoss, orm: Orm, log: Logger, handlers: TenantJobHandlers, sender?: JobSender): Promise<void> {
@@ -111,7 +127,7 @@ export async function workTenantJobs(boss: PgBoss, orm: Orm, log: Logger, handle
     if (!handler) continue;
     // Workers poll (NOTIFY is off behind a pooler); a family waits for its mail at most one poll of each hop,
     // so the queues a family waits on poll every half second (pg-boss's minimum), the others every second.
-    const fast = name === QUEUES.mailSend || name === QUEUES.offerRefill;
+    const fast = name === QUEUES.mailSend || name === QUEUES.offerRefill || name === QUEUES.webhookDeliver;
     const polling = { pollingIntervalSeconds: fast ? 0.5 : 1, notifyPollingIntervalSeconds: 2 };
     await boss.work<TenantJobData>(name, { ...polling, localConcurrency: CONCURRENCY[name] ?? 1 }, async ([job]) => {
       await runTenantJob(orm, log, handler, job.data, sender);

@@ -48,7 +48,7 @@ export function createLogger(level = process.env.LOG_LEVEL || 'info', destinatio
       paths: [
         'authorization', '*.authorization', 'headers.authorization', 'req.headers.authorization', 'token', '*.token',
         'email', '*.email', 'firstname', '*.firstname', 'lastname', '*.lastname', 'dateOfBirth', '*.dateOfBirth',
-        'phone', '*.phone', 'password', '*.password',
+        'phone', '*.phone', 'password', '*.password', 'secret', '*.secret',
       ],
       censor: '[redacted]',
     },

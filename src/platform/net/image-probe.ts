@@ -1,15 +1,12 @@
-import { lookup } from 'node:dns/promises';
 import http from 'node:http';
 import https from 'node:https';
-import type { LookupFunction } from 'node:net';
 import { imageSize } from 'image-size';
-import { isPublicAddress } from './public-address.js';
+import { allowedHostsOf, pinnedLookup, resolveTarget } from './outgoing.js';
 
 // Reads the pixel size of an image behind a URL a client sent (issue 13: offer `media`, at most 3000 x 3000),
 // bounded and safe against server-side request forgery:
-// - https only; the host name is resolved once and EVERY address must be public (isPublicAddress: no
-//   loopback, private, link-local or cloud-metadata address); the connection goes to that checked address
-//   (no second resolution a rebinding DNS could answer differently), with TLS verified for the host name;
+// - https only, the host resolved once, every address public, the connection pinned to the checked address
+//   (outgoing.ts);
 // - no redirects (a 3xx is an answer that cannot be checked), one GET, status 200 only;
 // - at most `MAX_BYTES` read and `TIMEOUT_MS` in all; reading stops as soon as the header gave the size;
 // - the size is read by the `image-size` library (PNG, JPEG, GIF, WebP, AVIF, SVG, …) from what arrived.
@@ -22,43 +19,17 @@ export type ImageProbe = { ok: true; width: number; height: number; type?: strin
 
 /** Hosts the operator allowed (read at every call, so a change of the environment applies at once). */
 export function allowedHosts(env: NodeJS.ProcessEnv = process.env): Set<string> {
-  return new Set((env.MEDIA_FETCH_ALLOW_HOSTS ?? '').split(',').map((h) => h.trim().toLowerCase()).filter(Boolean));
+  return allowedHostsOf(env.MEDIA_FETCH_ALLOW_HOSTS);
 }
 
 export async function probeImage(url: string, opts: { timeoutMs?: number; maxBytes?: number; allow?: Set<string> } = {}): Promise<ImageProbe> {
-  let u: URL;
-  try {
-    u = new URL(url);
-  } catch {
-    return { ok: false, reason: 'it is not a valid URL' };
-  }
-  const host = u.hostname.toLowerCase();
-  const bare = host.startsWith('[') ? host.slice(1, -1) : host;
-  const allowed = (opts.allow ?? allowedHosts()).has(host) || (opts.allow ?? allowedHosts()).has(bare);
-  if (u.protocol !== 'https:' && !(allowed && u.protocol === 'http:')) return { ok: false, reason: 'only https URLs are accepted' };
-  if (u.username || u.password) return { ok: false, reason: 'URLs with credentials are not accepted' };
-
   const timeoutMs = opts.timeoutMs ?? TIMEOUT_MS;
   const maxBytes = opts.maxBytes ?? MAX_BYTES;
   const signal = AbortSignal.timeout(timeoutMs);
-  let addresses: { address: string; family: number }[];
-  try {
-    addresses = await Promise.race([
-      lookup(bare, { all: true, verbatim: true }),
-      new Promise<never>((_, reject) => signal.addEventListener('abort', () => reject(new Error('timeout')))),
-    ]);
-  } catch {
-    return { ok: false, reason: signal.aborted ? `its host did not resolve within ${timeoutMs / 1000} seconds` : 'its host name could not be resolved' };
-  }
-  if (addresses.length === 0) return { ok: false, reason: 'its host name could not be resolved' };
-  if (!allowed && !addresses.every((a) => isPublicAddress(a.address))) {
-    return { ok: false, reason: 'its host resolves to a private, loopback or link-local address' };
-  }
-  const target = addresses[0];
-  const pinned: LookupFunction = (_hostname, options, callback) => {
-    if ((options as { all?: boolean }).all) (callback as (e: null, a: { address: string; family: number }[]) => void)(null, [target]);
-    else (callback as (e: null, a: string, f: number) => void)(null, target.address, target.family);
-  };
+  const checked = await resolveTarget(url, opts.allow ?? allowedHosts(), timeoutMs);
+  if (!checked.ok) return checked;
+  const u = checked.target.url;
+  const pinned = pinnedLookup(checked.target);
 
   return new Promise<ImageProbe>((resolve) => {
     let settled = false;

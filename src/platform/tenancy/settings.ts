@@ -9,6 +9,8 @@ export const tenantSettingsSchema = z.object({
   offerUrlTemplate: z.string().optional(),
   receiptNumberPrefix: z.string().max(40).default('R-{year}-'),
   mailFrom: z.string().optional(),
+  /** The admin team's address for notices about the municipality's integrations (a webhook disabled, issue 14). */
+  contactEmail: z.email().optional(),
 });
 
 export type TenantSettings = z.infer<typeof tenantSettingsSchema>;

@@ -7,6 +7,7 @@ import { qualified, sql, type Executor } from '../../platform/db/sql.js';
 import { purgeIdempotencyKeys } from '../../platform/http/idempotency.js';
 import { purgeOutbox } from '../../platform/mail/outbox.js';
 import { purgeEvents, recordEvents } from '../../platform/events/events.js';
+import { purgeDeliveries } from '../webhooks/service.js';
 import type { TenantJobData } from '../../platform/jobs/queue.js';
 
 // Retention (D2 `retentionWeeks`, D9; docs/decisions.md "Retention"): pseudonymises the participants whose
@@ -354,4 +355,7 @@ export async function runRetentionJob(ctx: ServiceContext, _data: TenantJobData)
   // Issue 14: the event feed keeps 30 days.
   const events = await purgeEvents(dbOf(ctx.em), ctx.tenant.schema);
   if (events > 0) ctx.log.info({ tenant: ctx.tenant.slug, events }, 'old events deleted');
+  // Issue 14: webhook delivery attempts are kept as long as their events.
+  const deliveries = await purgeDeliveries(dbOf(ctx.em), ctx.tenant.schema);
+  if (deliveries > 0) ctx.log.info({ tenant: ctx.tenant.slug, deliveries }, 'old webhook deliveries deleted');
 }

@@ -1,0 +1,11 @@
+import type { Executor } from '../db/sql.js';
+import { QUEUES, type JobSender } from '../jobs/queue.js';
+import type { Tenant } from '../tenancy/tenant.js';
+
+/**
+ * Wakes the tenant's webhook delivery (issue 14): a `webhook-deliver` job written in the caller's transaction
+ * (`stately`, singleton key the tenant: one queued at a time, however many events a change writes).
+ */
+export async function wakeWebhookDelivery(ctx: { tenant: Pick<Tenant, 'slug'>; jobs?: JobSender }, db: Executor): Promise<void> {
+  await ctx.jobs?.send(QUEUES.webhookDeliver, { tenant: ctx.tenant.slug }, { db, singletonKey: ctx.tenant.slug });
+}
