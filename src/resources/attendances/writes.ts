@@ -1,14 +1,16 @@
 import type { AttendanceState } from '../../domain/attendance-states.js';
 import type { EditionWithTasks, Procedure, TaskType } from '../../domain/edition-phases.js';
 import { firstComePhaseRunning } from '../../domain/participant-list-access.js';
-import { refillCandidates, sortParticipantList, vacancies } from '../../domain/participant-list.js';
+import { groupOf, LIST_GROUPS, refillCandidates, REST_GROUP, sortParticipantList, vacancies, type CreateStatus } from '../../domain/participant-list.js';
 import type { ServiceContext } from '../../platform/context.js';
-import { qualified, sql, type Executor } from '../../platform/db/sql.js';
-import { queueMail } from '../../platform/mail/outbox.js';
+import { qualified, sql, type Executor, type RawBuilder } from '../../platform/db/sql.js';
+import { queueMail, type QueuedMail } from '../../platform/mail/outbox.js';
+import { newUuid } from '../../platform/http/ids.js';
 import { QUEUES } from '../../platform/jobs/queue.js';
 import type { ApplicationQuestion } from '../offers/entity.js';
 import { editionProcedureSql } from '../editions/service.js';
 import { syncCharges } from '../bookings/charges.js';
+import type { Party } from '../bookings/store.js';
 
 // Shared steps of every write to a participant list. Each write runs in one transaction that first locks
 // the offer's row (`for no key update`): writers of one offer take turns in the database, so places are
@@ -24,6 +26,8 @@ export type LockedOffer = {
   applicationQuestions: ApplicationQuestion[];
   /** The edition's effective procedure now (D4). */
   procedure: Procedure;
+  /** D5: called off (nothing of it is payable). */
+  cancelled: boolean;
 };
 
 const table = (ctx: ServiceContext, name: string) => qualified(ctx.tenant.schema, name);
@@ -34,7 +38,8 @@ export async function lockOffers(ctx: ServiceContext, db: Executor, uuids: strin
   for (const uuid of [...new Set(uuids)].sort()) {
     const res = await sql<LockedOffer>`
       select o.uuid, o.name, o.edition_uuid as "editionUuid", o.max_participants as "maxParticipants", o.fee,
-        o.application_questions as "applicationQuestions", ${editionProcedureSql(ctx.tenant.schema, 'e')} as procedure
+        o.application_questions as "applicationQuestions", ${editionProcedureSql(ctx.tenant.schema, 'e')} as procedure,
+        'cancelled' = any(o.places) as cancelled
       from ${table(ctx, 'offers')} o
       join ${table(ctx, 'editions')} e on e.uuid = o.edition_uuid
       where o.uuid = ${uuid}::uuid
@@ -79,6 +84,124 @@ export async function saveOrder(ctx: ServiceContext, db: Executor, rows: ListRow
 /** Renumbers the offer's participant list. Call with the offer locked, after the change is flushed. */
 export async function reorderList(ctx: ServiceContext, db: Executor, offerUuid: string): Promise<void> {
   await saveOrder(ctx, db, await loadList(ctx, db, offerUuid));
+}
+
+// ---- a new application in one statement (the opening rush, issue 10.1) -------------------------------
+
+/** `groupOf` (src/domain/participant-list.ts) as SQL over a status column. */
+function groupSql(status: RawBuilder<unknown>): RawBuilder<number> {
+  return sql<number>`(case ${status} ${sql.join(LIST_GROUPS.map((s, i) => sql`when ${sql.lit(s)} then ${sql.lit(i)}`), sql` `)} else ${sql.lit(REST_GROUP)} end)`;
+}
+
+/** What a new application becomes in one of the two cases (a place free, or none), decided before the lock. */
+export type AppendOutcome = {
+  status: CreateStatus;
+  decisionReason: string | null;
+  /** The charge to post (D8 `chargeTarget`/`chargePostings` for an application without bookings); 0 for none. */
+  charge: number;
+  /** The family's e-mail, when asked for and there is an address. */
+  mail: QueuedMail | null;
+};
+
+export type AppendInput = {
+  uuid: string;
+  offer: LockedOffer;
+  participant: string;
+  /** Who owes its fee (D8): the participant's account, else the participant. */
+  debtor: Party;
+  heldBack: boolean;
+  allAlternateDates: boolean;
+  /** Booking text of the charge. */
+  chargeText: string;
+  placeFree: AppendOutcome;
+  full: AppendOutcome;
+};
+
+/**
+ * Writes a new application (spec 4.3 "Create") in ONE statement, with the offer locked: counts the confirmed
+ * places (a fresh snapshot, after the lock), takes the decision for a free place or for none, appends the
+ * application at the end of its group (`appendPosition`: the rows behind it move down by one), and posts its
+ * charge (the debtor's ledger for the edition made when missing) and the family's outbox row. Everything the
+ * decision does not depend on was read, checked and computed before the lock, so the offer is held for two
+ * round trips (lock, this) plus the commit.
+ * Returns null, having written nothing, when the list is not numbered 1..n in list order (then the caller
+ * sorts the whole list) or the participant has an application for the offer already (then it is reused).
+ */
+export async function appendApplication(ctx: ServiceContext, db: Executor, input: AppendInput): Promise<{ status: CreateStatus; sorting: number; mails: number } | null> {
+  const t = (name: string) => table(ctx, name);
+  const { offer, placeFree: free, full } = input;
+  const gFree = groupOf(free.status);
+  const gFull = groupOf(full.status);
+  const grp = groupSql(sql.ref('a.status'));
+  const pick = (a: unknown, b: unknown, type: string) => sql`(case when d.free then ${a}::${sql.raw(type)} else ${b}::${sql.raw(type)} end)`;
+  const mailOf = (m: QueuedMail | null) => m ?? { kind: null, subject: null, body: null, recipient: null, payload: null };
+  const [mFree, mFull] = [mailOf(free.mail), mailOf(full.mail)];
+  const byAccount = input.debtor.account !== null;
+  const debtor = byAccount
+    ? sql`insert into ${t('debtors')} (uuid, account_uuid) select ${newUuid()}::uuid, ${input.debtor.account}::uuid from v
+        where v.charge <> 0 and exists (select 1 from ins)
+        on conflict (account_uuid) where account_uuid is not null do update set account_uuid = excluded.account_uuid returning uuid`
+    : sql`insert into ${t('debtors')} (uuid, participant_uuid) select ${newUuid()}::uuid, ${input.debtor.participant}::uuid from v
+        where v.charge <> 0 and exists (select 1 from ins)
+        on conflict (participant_uuid) where participant_uuid is not null do update set participant_uuid = excluded.participant_uuid returning uuid`;
+  const now = new Date();
+  // `c` reads after the lock (a statement of its own, so a snapshot taken after it). The list must be numbered
+  // 1..n in list order (D10; every write leaves it so): then counts give the position (no gaps or nulls: the
+  // count, the numbered and the highest number agree; the new one's group and those before it hold 1..k). `on conflict do update`
+  // on debtor and ledger returns the row a concurrent transaction made (a plain select would not see it).
+  const res = await sql<{ status: CreateStatus; sorting: number; mails: number }>`
+    with c as (
+      select count(*) filter (where a.status = 'confirmed')::int as confirmed, count(*)::int as n,
+        count(a.sorting)::int as numbered, coalesce(max(a.sorting), 0)::int as top,
+        count(*) filter (where ${grp} <= ${gFree})::int as ahead_free, coalesce(max(a.sorting) filter (where ${grp} <= ${gFree}), 0)::int as top_free,
+        count(*) filter (where ${grp} <= ${gFull})::int as ahead_full, coalesce(max(a.sorting) filter (where ${grp} <= ${gFull}), 0)::int as top_full
+      from ${t('attendances')} a where a.offer_uuid = ${offer.uuid}::uuid
+    ),
+    d as (
+      select (${offer.maxParticipants}::int is null or c.confirmed < ${offer.maxParticipants}::int) as free, c.*
+      from c where c.numbered = c.n and c.top = c.n
+    ),
+    v as (
+      select d.free, ${pick(free.status, full.status, 'text')} as status, ${pick(gFree, gFull, 'int')} as grp,
+        (case when d.free then d.ahead_free else d.ahead_full end) + 1 as sorting,
+        ${pick(free.decisionReason, full.decisionReason, 'text')} as reason, ${pick(free.charge, full.charge, 'int')} as charge,
+        ${pick(mFree.kind, mFull.kind, 'text')} as mail_kind, ${pick(mFree.recipient, mFull.recipient, 'text')} as mail_to,
+        ${pick(mFree.subject, mFull.subject, 'text')} as mail_subject, ${pick(mFree.body, mFull.body, 'text')} as mail_body,
+        ${pick(mFree.payload ? JSON.stringify(mFree.payload) : null, mFull.payload ? JSON.stringify(mFull.payload) : null, 'jsonb')} as mail_payload
+      from d
+      where (case when d.free then d.top_free = d.ahead_free else d.top_full = d.ahead_full end)
+    ),
+    ins as (
+      insert into ${t('attendances')} (uuid, offer_uuid, participant_uuid, status, sorting, held_back, decision_reason,
+        all_alternate_dates, created_by_admin, fee, confirmed_at, status_changed_at, created_at, modified_at)
+      select ${input.uuid}::uuid, ${offer.uuid}::uuid, ${input.participant}::uuid, v.status, v.sorting, ${input.heldBack}, v.reason,
+        ${input.allAlternateDates}, true, ${offer.fee ?? 0}, case when v.status = 'confirmed' then ${now}::timestamptz end,
+        ${now}::timestamptz, ${now}::timestamptz, ${now}::timestamptz
+      from v
+      on conflict (offer_uuid, participant_uuid) do nothing
+      returning status, sorting
+    ),
+    moved as (
+      update ${t('attendances')} a set sorting = a.sorting + 1, modified_at = ${now}::timestamptz
+      from v where a.offer_uuid = ${offer.uuid}::uuid and ${grp} > v.grp and exists (select 1 from ins)
+    ),
+    debtor as (${debtor}),
+    ledger as (
+      insert into ${t('ledgers')} (uuid, debtor_uuid, edition_uuid) select ${newUuid()}::uuid, debtor.uuid, ${offer.editionUuid}::uuid from debtor
+      on conflict (debtor_uuid, edition_uuid) do update set edition_uuid = excluded.edition_uuid returning uuid
+    ),
+    booking as (
+      insert into ${t('bookings')} (uuid, ledger_uuid, type, amount, text, attendance_uuid)
+      select ${newUuid()}::uuid, ledger.uuid, 'charge', v.charge, ${input.chargeText}, ${input.uuid}::uuid from ledger, v
+    ),
+    mail as (
+      insert into ${t('outbox')} (uuid, kind, recipient, subject, body, payload)
+      select ${newUuid()}::uuid, v.mail_kind, v.mail_to, v.mail_subject, v.mail_body, v.mail_payload from v
+      where v.mail_to is not null and exists (select 1 from ins)
+      returning uuid
+    )
+    select ins.status, ins.sorting, (select count(*) from mail)::int as mails from ins`.execute(db);
+  return res.rows[0] ?? null;
 }
 
 // ---- e-mail to the family (D9: an outbox row in the same transaction) -------------------------------
@@ -127,14 +250,21 @@ export async function queueDecisionMail(ctx: ServiceContext, db: Executor, atten
     where a.uuid = ${attendanceUuid}::uuid`.execute(db);
   const r = res.rows[0];
   if (!r?.email) return false;
-  await queueMail(ctx, db, {
-    kind: `attendance_${r.status}`,
-    recipient: r.email,
-    subject: `${SUBJECTS[r.status]}: ${r.offer}`,
-    body: bodyFor(r.status, r.firstname ?? 'Ihr Kind', r.offer),
-    payload: { attendance: attendanceUuid, offer: r.offerUuid, status: r.status, cause },
-  });
+  await queueMail(ctx, db, decisionMail({ attendance: attendanceUuid, status: r.status, offer: r.offerUuid, offerName: r.offer, firstname: r.firstname, email: r.email, cause }));
   return true;
+}
+
+/** The family's e-mail about an application's state (German, D9), as the outbox stores it. */
+export function decisionMail(m: {
+  attendance: string; status: AttendanceState; offer: string; offerName: string; firstname: string | null; email: string; cause: string;
+}): QueuedMail {
+  return {
+    kind: `attendance_${m.status}`,
+    recipient: m.email,
+    subject: `${SUBJECTS[m.status]}: ${m.offerName}`,
+    body: bodyFor(m.status, m.firstname ?? 'Ihr Kind', m.offerName),
+    payload: { attendance: m.attendance, offer: m.offer, status: m.status, cause: m.cause },
+  };
 }
 
 // ---- refill (spec 4.2, D5, D10) ---------------------------------------------------------------------
