@@ -3,30 +3,30 @@ import { beyondCapacityReason, confirmsBeyondCapacity, decideOnCreate, decisions
 import { chargePostings, chargeTarget } from '../../domain/money.js';
 import { canSwitchPayableOn } from '../../domain/payable.js';
 import { applicationLimit, exceedsApplicationLimit, NOT_COUNTED_FOR_LIMIT, type PhaseTask, type Procedure, type TaskType } from '../../domain/edition-phases.js';
-import type { EntityManager } from '@mikro-orm/postgresql';
 import type { ServiceContext } from '../../platform/context.js';
 import { dbOf } from '../../platform/context.js';
-import { qualified, sql, type Executor } from '../../platform/db/sql.js';
+import { qualified, sql, type Executor, type RawBuilder } from '../../platform/db/sql.js';
 import { newUuid, parseId } from '../../platform/http/ids.js';
 import { assertPatchNotEmpty, wasSent } from '../../platform/http/patch.js';
 import { conflict, invalid, unprocessable, violation, type Violation } from '../../platform/http/problem.js';
 import { syncCharges } from '../bookings/charges.js';
 import { wakeMailSender } from '../../platform/mail/outbox.js';
+import { editionProcedureSql } from '../editions/service.js';
 import type { ApplicationQuestion } from '../offers/entity.js';
 import { assertListEditable } from './access.js';
 import { Attendance, type StoredAnswer } from './entity.js';
 import { attendanceNotFound, offerOfAttendance, readAttendance } from './list.js';
 import type { AttendanceOut, CreateAttendanceInput, UpdateAttendanceInput } from './schema.js';
 import {
-  appendApplication, decisionMail, loadList, lockOffer, queueDecisionMail, refillIfFirstComeRunning, reorderList, saveOrder,
-  type AppendOutcome, type ListRow, type LockedOffer,
+  appendApplication, decisionMail, loadList, lockOffer, participantLockKey, queueDecisionMail, refillIfFirstComeRunning, reorderList,
+  saveOrder, type AppendOutcome, type ListRow,
 } from './writes.js';
 
 // Applications (spec 4.3; D10 "Applications"): create, update, delete. Transitions, transfer and refill have
 // their own files. Every write locks the offer's row first (see writes.ts), then changes the application
 // through the entity, renumbers the participant list and queues e-mails, all in one transaction. A new
-// application (the opening rush, issue 10.1) reads and checks everything it can before the lock and is then
-// written in one statement (`appendApplication`): the offer is held for the lock, that statement and the commit.
+// application (the opening rush, issue 10.1) is read and decided before the lock and written by one
+// statement that holds the offer's lock only while it runs (`createAtOnce`).
 
 export { getAttendance, listAttendances, listOfferAttendances } from './list.js';
 export { transitionAttendance } from './transitions.js';
@@ -47,6 +47,17 @@ export async function respond(ctx: ServiceContext, uuid: string): Promise<Attend
   return out;
 }
 
+/**
+ * The participant, read with `for key share` (the lock the application's foreign key takes anyway): a retention run
+ * pseudonymising it (`for update`, src/resources/retention/service.ts) either waits for this application or has
+ * committed before we read, so no application is ever added to a child being pseudonymised.
+ */
+async function participantOf(ctx: ServiceContext, db: Executor, uuid: string): Promise<{ uuid: string; pseudonymised: boolean } | null> {
+  const res = await sql<{ uuid: string; pseudonymised: boolean }>`select uuid, pseudonymised_at is not null as pseudonymised
+    from ${qualified(ctx.tenant.schema, 'participants')} where uuid = ${uuid}::uuid for key share`.execute(db);
+  return res.rows[0] ?? null;
+}
+
 // ---- create -----------------------------------------------------------------------------------------
 
 /**
@@ -56,7 +67,7 @@ export async function respond(ctx: ServiceContext, uuid: string): Promise<Attend
  */
 export async function createAttendance(ctx: ServiceContext, input: CreateAttendanceInput): Promise<AttendanceOut> {
   try {
-    return await respond(ctx, await createInTransaction(ctx, input));
+    return await respond(ctx, (await createAtOnce(ctx, input)) ?? (await createInTransaction(ctx, input)));
   } catch (err) {
     // The participant was deleted between our check and the insert.
     if (err instanceof ForeignKeyConstraintViolationException) throw unprocessable(`participant: No participant with the identifier ${input.participant} exists.`);
@@ -64,79 +75,78 @@ export async function createAttendance(ctx: ServiceContext, input: CreateAttenda
   }
 }
 
-async function createInTransaction(ctx: ServiceContext, input: CreateAttendanceInput): Promise<string> {
-  return ctx.em.transactional(async (em) => {
-    const db = dbOf(em);
-    // Before the offer's lock: everything that does not depend on the places taken (issue 10.1), one statement.
-    const pre = await readBeforeLock(ctx, db, input);
-    if (!pre) throw unprocessable(`participant: No participant with the identifier ${input.participant} exists.`);
-    if (pre.pseudonymised) throw unprocessable(`participant: The participant ${input.participant} was pseudonymised and cannot apply.`);
-    if (!pre.edition) throw unprocessable(`offer: No offer with the identifier ${input.offer} exists.`);
-    // D4 maxApplications: the child's creations take turns on a lock of their own, always before the offer's.
-    const limit = applicationLimit(pre.tasks, new Date());
-    if (limit !== null) {
-      await lockParticipantApplications(ctx, db, pre.participant);
-      if (!pre.previous) await assertApplicationLimit(ctx, db, pre.edition, pre.participant, limit);
-    }
-    const offer = await lockOffer(ctx, db, input.offer);
-    if (!offer) throw unprocessable(`offer: No offer with the identifier ${input.offer} exists.`);
-    // A new application: decided, appended, charged and mailed in one statement (writes.ts).
-    if (!pre.previous && offer.editionUuid === pre.edition) {
-      const id = newUuid();
-      const heldBack = input.commit === false;
-      const decisions = decisionsOnCreate({ procedure: offer.procedure, requestedStatus: input.status ?? null });
-      const outcome = (status: CreateStatus, free: boolean): AppendOutcome => {
-        // Issue 13: a confirmation the caller asked for past the offer's capacity is allowed, and recorded.
-        const beyond = input.status === 'confirmed' && !free;
-        const charge = chargePostings([], 'home', chargeTarget({
-          status, heldBack, fee: offer.fee ?? 0, payableSwitchedOff: false, paid: false, charged: 0, offerCancelled: offer.cancelled,
-        })).reduce((sum, p) => sum + p.amount, 0);
-        return {
-          status, charge,
-          decisionReason: beyond ? beyondCapacityReason(ctx.actor?.role ?? null) : input.status ? null : REASONS[status],
-          mail: input.notify && pre.email
-            ? decisionMail({ attendance: id, status, offer: offer.uuid, offerName: offer.name, firstname: pre.firstname, email: pre.email, cause: 'created' })
-            : null,
-        };
-      };
-      const done = await appendApplication(ctx, db, {
-        uuid: id, offer, participant: pre.participant, debtor: { account: pre.account, participant: pre.participant }, heldBack,
-        allAlternateDates: input.allAlternateDates ?? true, chargeText: `Teilnahmebeitrag „${offer.name}“`,
-        placeFree: outcome(decisions.placeFree, true), full: outcome(decisions.full, false),
-      });
-      if (done) {
-        // The event `attendance.created` (id, done.status) belongs here: same transaction, after the write.
-        if (done.mails > 0) await wakeMailSender(ctx, db);
-        return id;
-      }
-      // Not numbered 1..n, or an application appeared meanwhile: the general way below.
-    }
-    return reuseOrSort(ctx, em, input, offer, pre.participant);
+/**
+ * A new application without a transaction of ours (issue 10.1, the opening rush): one statement reads and
+ * checks what does not depend on the places taken (the participant, the offer, its edition's phases, an
+ * existing application); the domain rules decide the two possible outcomes (a place free, or none: status,
+ * reason, charge, e-mail); one autocommit statement (`appendApplication`) locks, counts, picks one and writes
+ * it all. The offer's lock is held for that statement only. Null when the general way (`createInTransaction`)
+ * must decide: a reused application, or a list or offer not as expected.
+ */
+async function createAtOnce(ctx: ServiceContext, input: CreateAttendanceInput): Promise<string | null> {
+  const db = dbOf(ctx.em);
+  const pre = await readBeforeLock(ctx, db, input);
+  if (!pre) throw unprocessable(`participant: No participant with the identifier ${input.participant} exists.`);
+  if (pre.pseudonymised) throw unprocessable(`participant: The participant ${input.participant} was pseudonymised and cannot apply.`);
+  if (!pre.offer) throw unprocessable(`offer: No offer with the identifier ${input.offer} exists.`);
+  if (pre.previous) return null;
+  const { offer } = pre;
+  const id = newUuid();
+  const heldBack = input.commit === false;
+  const limit = applicationLimit(pre.tasks, new Date());
+  const decisions = decisionsOnCreate({ procedure: offer.procedure, requestedStatus: input.status ?? null });
+  const outcome = (status: CreateStatus, placeFree: boolean): AppendOutcome => {
+    // Issue 13: a confirmation the caller asked for past the offer's capacity is allowed, and recorded.
+    const beyond = input.status === 'confirmed' && !placeFree;
+    // D8: what the reconciler (`syncCharges`) would post for an application without bookings.
+    const target = chargeTarget({ status, heldBack, fee: offer.fee, payableSwitchedOff: false, paid: false, charged: 0, offerCancelled: offer.cancelled });
+    return {
+      status,
+      decisionReason: beyond ? beyondCapacityReason(ctx.actor?.role ?? null) : input.status ? null : REASONS[status],
+      charge: chargePostings([], 'home', target).reduce((sum, posting) => sum + posting.amount, 0),
+      mail: input.notify && pre.email
+        ? decisionMail({ attendance: id, status, offer: offer.uuid, offerName: offer.name, firstname: pre.firstname, email: pre.email, cause: 'created' })
+        : null,
+    };
+  };
+  const result = await appendApplication(ctx, db, {
+    uuid: id, participant: pre.participant, offer, account: pre.account, heldBack,
+    allAlternateDates: input.allAlternateDates ?? true, chargeText: `Teilnahmebeitrag „${offer.name}“`, limit,
+    placeFree: outcome(decisions.placeFree, true), full: outcome(decisions.full, false),
   });
+  if (!result) return null;
+  if (!result.done) throw limitReached(result.counted, limit!);
+  // The event `attendance.created` (uuid `id`, `result.status`) belongs to the statement that wrote the
+  // application: as a row written by `append_application` (passed in its argument), so the offer's lock still
+  // ends with that one statement. (Recorded in a transaction around this call instead, the lock would last
+  // until that transaction's commit.)
+  // The mail row is written; its send job wakes the sender (the minute's sweep finds the row if this is lost).
+  if (result.mailed) await wakeMailSender(ctx, db);
+  return id;
 }
 
 type BeforeLock = {
   participant: string; pseudonymised: boolean; account: string | null; firstname: string | null; email: string | null;
-  /** The offer's edition (null: no such offer) and its application phases (D4 maxApplications). */
-  edition: string | null;
+  /** The offer as the decision needs it; null when there is no such offer. */
+  offer: { uuid: string; editionUuid: string; name: string; fee: number; cancelled: boolean; procedure: Procedure } | null;
+  /** The edition's application phases (D4 maxApplications). */
   tasks: (PhaseTask & { maxApplications: number | null })[];
-  /** The participant's application for the offer, if any (looked at again under the lock). */
+  /** The participant's application for the offer, if any. */
   previous: string | null;
 };
 
-/**
- * The participant (read with `for key share`, the lock the application's foreign key takes anyway: a retention
- * run pseudonymising it, `for update` in src/resources/retention/service.ts, either waits for this application
- * or has committed before we read, so no application is ever added to a child being pseudonymised), the
- * family's address, the offer's edition and application phases, and an existing application. Null when the
- * participant does not exist.
- */
+/** Everything a new application's decision needs but the places taken, in one statement; null without participant. */
 async function readBeforeLock(ctx: ServiceContext, db: Executor, input: CreateAttendanceInput): Promise<BeforeLock | null> {
   const t = (name: string) => qualified(ctx.tenant.schema, name);
-  const res = await sql<Omit<BeforeLock, 'tasks'> & { tasks: { type: TaskType; begin: number | null; end: number | null; applicationSystem: Procedure | null; maxApplications: number | null }[] }>`
+  type Row = Omit<BeforeLock, 'tasks' | 'offer'> & {
+    offer: string | null; editionUuid: string; name: string; fee: number; cancelled: boolean; procedure: Procedure;
+    tasks: { type: TaskType; begin: number | null; end: number | null; applicationSystem: Procedure | null; maxApplications: number | null }[];
+  };
+  const res = await sql<Row>`
     select p.uuid as participant, p.pseudonymised_at is not null as pseudonymised, p.account_uuid as account,
       case when p.pseudonymised_at is null then p.firstname end as firstname, coalesce(acc.email, p.email) as email,
-      o.edition_uuid as edition,
+      o.uuid as offer, o.edition_uuid as "editionUuid", o.name, coalesce(o.fee, 0) as fee, 'cancelled' = any(o.places) as cancelled,
+      ${editionProcedureSql(ctx.tenant.schema, 'e')} as procedure,
       coalesce((select json_agg(json_build_object('type', k.type, 'begin', extract(epoch from k.begin_at) * 1000,
         'end', extract(epoch from k.end_at) * 1000, 'applicationSystem', k.application_system, 'maxApplications', k.max_applications))
         from ${t('edition_tasks')} k where k.edition_uuid = o.edition_uuid and k.type = 'application_system'), '[]'::json) as tasks,
@@ -144,101 +154,116 @@ async function readBeforeLock(ctx: ServiceContext, db: Executor, input: CreateAt
     from ${t('participants')} p
     left join ${t('accounts')} acc on acc.uuid = p.account_uuid
     left join ${t('offers')} o on o.uuid = ${input.offer}::uuid
-    where p.uuid = ${input.participant}::uuid
-    for key share of p`.execute(db);
+    left join ${t('editions')} e on e.uuid = o.edition_uuid
+    where p.uuid = ${input.participant}::uuid`.execute(db);
   const r = res.rows[0];
   if (!r) return null;
-  return { ...r, tasks: r.tasks.map((k) => ({ ...k, begin: k.begin === null ? null : new Date(k.begin), end: k.end === null ? null : new Date(k.end) })) };
+  return {
+    participant: r.participant, pseudonymised: r.pseudonymised, account: r.account, firstname: r.firstname, email: r.email, previous: r.previous,
+    offer: r.offer ? { uuid: r.offer, editionUuid: r.editionUuid, name: r.name, fee: r.fee, cancelled: r.cancelled, procedure: r.procedure } : null,
+    tasks: r.tasks.map((k) => ({ ...k, begin: k.begin === null ? null : new Date(k.begin), end: k.end === null ? null : new Date(k.end) })),
+  };
 }
 
 /**
- * The general way, with the offer locked: a reused application (decided again as if new, D10), or a list that
- * must be sorted whole. One read of the list gives the existing application, the places taken and the order.
+ * The general way, in a transaction: a reused application (decided again as if new, D10), or whatever the
+ * one statement of `createAtOnce` left to it. The offer's lock first, then the list read whole.
  */
-async function reuseOrSort(ctx: ServiceContext, em: EntityManager, input: CreateAttendanceInput, offer: LockedOffer, participant: string): Promise<string> {
-  const db = dbOf(em);
-  const rows = await loadList(ctx, db, offer.uuid);
-  const previous = rows.find((r) => r.participant === participant) ?? null;
-  if (!previous || previous.status === 'withdrawn') {
-    const limit = await applicationLimitOf(ctx, db, offer.editionUuid);
-    if (limit !== null) {
-      await lockParticipantApplications(ctx, db, participant);
-      await assertApplicationLimit(ctx, db, offer.editionUuid, participant, limit);
-    }
-  }
-  // D10: held-back confirmations hold a place too; a reused application's own place counts as free.
-  const confirmed = rows.filter((r) => r.status === 'confirmed' && r !== previous).length;
-  const status = decideOnCreate({
-    procedure: offer.procedure,
-    requestedStatus: input.status ?? null,
-    vacancies: vacancies(offer.maxParticipants, confirmed),
-  });
-  const now = new Date();
-  const changed = previous?.status !== status;
-  const id = previous?.id ?? newUuid();
-  // Decided again as if new (D10): a changed state goes to the end of its new group.
-  const row: ListRow = { id, participant, status, sorting: changed ? null : previous!.sorting, createdAt: previous?.createdAt ?? now };
-  const order = await saveOrder(ctx, db, [...rows.filter((r) => r !== previous), row], id);
-  // Issue 13: a confirmation the caller asked for past the offer's capacity is allowed, and recorded.
-  const beyond = input.status === 'confirmed' && confirmsBeyondCapacity(offer.maxParticipants, confirmed);
-  const reason = beyond ? beyondCapacityReason(ctx.actor?.role ?? null) : input.status ? null : REASONS[status];
-  const fields = {
-    status, sorting: order.get(id)!, heldBack: input.commit === false, decisionReason: reason, modifiedAt: now,
-  };
-  let a: Attendance;
-  if (previous) {
-    a = (await em.findOne(Attendance, { uuid: id }))!;
-    Object.assign(a, fields);
-    if (changed) a.statusChangedAt = now;
-    if (status === 'confirmed' && (changed || a.confirmedAt == null)) a.confirmedAt = now;
-    if (input.allAlternateDates != null) a.allAlternateDates = input.allAlternateDates;
-  } else {
-    a = em.create(Attendance, {
-      uuid: id, offerUuid: offer.uuid, participantUuid: participant, ...fields,
-      userPriority: null, allAlternateDates: input.allAlternateDates ?? true, consentOutstanding: false,
-      createdByAdmin: true, fee: offer.fee ?? 0, payableSwitchedOff: false, paid: false,
-      answers: [], confirmedAt: status === 'confirmed' ? now : null, statusChangedAt: now, createdAt: now,
+async function createInTransaction(ctx: ServiceContext, input: CreateAttendanceInput): Promise<string> {
+  return ctx.em.transactional(async (em) => {
+    const db = dbOf(em);
+    const participant = await participantOf(ctx, db, input.participant);
+    if (!participant) throw unprocessable(`participant: No participant with the identifier ${input.participant} exists.`);
+    if (participant.pseudonymised) throw unprocessable(`participant: The participant ${input.participant} was pseudonymised and cannot apply.`);
+    // The child's lock before the offer's, in the order `append_application` takes them (no deadlock between them).
+    if (await limitRunsFor(ctx, db, input.offer)) await lockParticipantApplications(ctx, db, participant.uuid);
+    const offer = await lockOffer(ctx, db, input.offer);
+    if (!offer) throw unprocessable(`offer: No offer with the identifier ${input.offer} exists.`);
+
+    // One read of the list under the lock gives the existing application, the places taken and the order.
+    const rows = await loadList(ctx, db, offer.uuid);
+    const previous = rows.find((r) => r.participant === participant.uuid) ?? null;
+    if (!previous || previous.status === 'withdrawn') await assertApplicationLimit(ctx, db, offer.editionUuid, participant.uuid);
+    // D10: held-back confirmations hold a place too; a reused application's own place counts as free.
+    const confirmed = rows.filter((r) => r.status === 'confirmed' && r !== previous).length;
+    const status = decideOnCreate({
+      procedure: offer.procedure,
+      requestedStatus: input.status ?? null,
+      vacancies: vacancies(offer.maxParticipants, confirmed),
     });
-  }
-  await em.flush();
-  // The event `attendance.created` (or its reuse) belongs here: same transaction, after the flush.
-  // D8: a final confirmed place is charged (a reused application's charge follows its new decision).
-  await syncCharges(db, ctx.tenant.schema, [a.uuid]);
-  if (input.notify) await queueDecisionMail(ctx, db, a.uuid, 'created');
-  return a.uuid;
+    const now = new Date();
+    const changed = previous?.status !== status;
+    const id = previous?.id ?? newUuid();
+    // Decided again as if new (D10): a changed state goes to the end of its new group.
+    const row: ListRow = { id, participant: participant.uuid, status, sorting: changed ? null : previous!.sorting, createdAt: previous?.createdAt ?? now };
+    const order = await saveOrder(ctx, db, [...rows.filter((r) => r !== previous), row], id);
+    // Issue 13: a confirmation the caller asked for past the offer's capacity is allowed, and recorded.
+    const beyond = input.status === 'confirmed' && confirmsBeyondCapacity(offer.maxParticipants, confirmed);
+    const reason = beyond ? beyondCapacityReason(ctx.actor?.role ?? null) : input.status ? null : REASONS[status];
+    const fields = {
+      status, sorting: order.get(id)!, heldBack: input.commit === false, decisionReason: reason, modifiedAt: now,
+    };
+    let a: Attendance;
+    if (previous) {
+      a = (await em.findOne(Attendance, { uuid: id }))!;
+      Object.assign(a, fields);
+      if (changed) a.statusChangedAt = now;
+      if (status === 'confirmed' && (changed || a.confirmedAt == null)) a.confirmedAt = now;
+      if (input.allAlternateDates != null) a.allAlternateDates = input.allAlternateDates;
+    } else {
+      a = em.create(Attendance, {
+        uuid: id, offerUuid: offer.uuid, participantUuid: participant.uuid, ...fields,
+        userPriority: null, allAlternateDates: input.allAlternateDates ?? true, consentOutstanding: false,
+        createdByAdmin: true, fee: offer.fee ?? 0, payableSwitchedOff: false, paid: false,
+        answers: [], confirmedAt: status === 'confirmed' ? now : null, statusChangedAt: now, createdAt: now,
+      });
+    }
+    await em.flush();
+    // D8: a final confirmed place is charged (a reused application's charge follows its new decision).
+    await syncCharges(db, ctx.tenant.schema, [a.uuid]);
+    if (input.notify) await queueDecisionMail(ctx, db, a.uuid, 'created');
+    return a.uuid;
+  });
 }
 
-/** The running application phase's `maxApplications` of the edition (D4), null for none. */
-async function applicationLimitOf(ctx: ServiceContext, db: Executor, editionUuid: string): Promise<number | null> {
-  const tasks = await sql<{ type: TaskType; begin: Date | null; end: Date | null; applicationSystem: Procedure | null; maxApplications: number | null }>`
+type TaskRow = { type: TaskType; begin: Date | null; end: Date | null; applicationSystem: Procedure | null; maxApplications: number | null };
+
+/** The running application phase's maxApplications of an edition (D4), null for none. */
+async function applicationLimitOf(ctx: ServiceContext, db: Executor, where: RawBuilder<unknown>): Promise<number | null> {
+  const tasks = await sql<TaskRow>`
     select type, begin_at as "begin", end_at as "end", application_system as "applicationSystem", max_applications as "maxApplications"
-    from ${qualified(ctx.tenant.schema, 'edition_tasks')} where edition_uuid = ${editionUuid}::uuid and type = 'application_system'`.execute(db);
+    from ${qualified(ctx.tenant.schema, 'edition_tasks')} where ${where} and type = 'application_system'`.execute(db);
   return applicationLimit(tasks.rows.map((r) => ({ ...r, begin: r.begin && new Date(r.begin), end: r.end && new Date(r.end) })), new Date());
 }
 
-/**
- * Concurrent creations for one child take turns on a lock of their own (D4 maxApplications, issue 13), taken
- * before the offer's lock (a reused application, decided under the offer's lock, takes it again: it is held
- * by then, or nothing else of the child runs).
- */
+async function limitRunsFor(ctx: ServiceContext, db: Executor, offerUuid: string): Promise<boolean> {
+  const edition = sql`edition_uuid = (select edition_uuid from ${qualified(ctx.tenant.schema, 'offers')} where uuid = ${offerUuid}::uuid)`;
+  return (await applicationLimitOf(ctx, db, edition)) !== null;
+}
+
 async function lockParticipantApplications(ctx: ServiceContext, db: Executor, participantUuid: string): Promise<void> {
-  await sql`select pg_advisory_xact_lock(hashtextextended(${`max-applications:${ctx.tenant.schema}:${participantUuid}`}, 0))`.execute(db);
+  await sql`select pg_advisory_xact_lock(hashtextextended(${participantLockKey(ctx, participantUuid)}, 0))`.execute(db);
 }
 
 /**
  * D4 `maxApplications` (issue 13; rule in src/domain/edition-phases.ts): 422 when the child already has as many
- * counted applications in the edition as the running application phase allows. Call holding the child's lock.
+ * counted applications in the edition as the running application phase allows. Concurrent creations for one
+ * child take turns on a lock of their own, taken before the offer's (here again: it is held already then).
  */
-async function assertApplicationLimit(ctx: ServiceContext, db: Executor, editionUuid: string, participantUuid: string, limit: number): Promise<void> {
+async function assertApplicationLimit(ctx: ServiceContext, db: Executor, editionUuid: string, participantUuid: string): Promise<void> {
   const t = (name: string) => qualified(ctx.tenant.schema, name);
+  const limit = await applicationLimitOf(ctx, db, sql`edition_uuid = ${editionUuid}::uuid`);
+  if (limit === null) return;
+  await lockParticipantApplications(ctx, db, participantUuid);
   const res = await sql<{ n: number }>`select count(*)::int as n from ${t('attendances')} a join ${t('offers')} o on o.uuid = a.offer_uuid
     where a.participant_uuid = ${participantUuid}::uuid and o.edition_uuid = ${editionUuid}::uuid
       and a.status <> all(${[...NOT_COUNTED_FOR_LIMIT]}::text[])`.execute(db);
   const counted = res.rows[0]?.n ?? 0;
-  if (exceedsApplicationLimit(limit, counted)) {
-    throw unprocessable(`participant: The participant already has ${counted} application${counted === 1 ? '' : 's'} in this edition; its running application phase allows at most ${limit} per participant (maxApplications).`);
-  }
+  if (exceedsApplicationLimit(limit, counted)) throw limitReached(counted, limit);
 }
+
+const limitReached = (counted: number, limit: number) =>
+  unprocessable(`participant: The participant already has ${counted} application${counted === 1 ? '' : 's'} in this edition; its running application phase allows at most ${limit} per participant (maxApplications).`);
 
 // ---- update -----------------------------------------------------------------------------------------
 

@@ -1,16 +1,16 @@
 import type { AttendanceState } from '../../domain/attendance-states.js';
 import type { EditionWithTasks, Procedure, TaskType } from '../../domain/edition-phases.js';
 import { firstComePhaseRunning } from '../../domain/participant-list-access.js';
-import { groupOf, LIST_GROUPS, refillCandidates, REST_GROUP, sortParticipantList, vacancies, type CreateStatus } from '../../domain/participant-list.js';
+import { LIST_GROUPS, refillCandidates, sortParticipantList, vacancies, type CreateStatus } from '../../domain/participant-list.js';
+import { NOT_COUNTED_FOR_LIMIT } from '../../domain/edition-phases.js';
 import type { ServiceContext } from '../../platform/context.js';
-import { qualified, sql, type Executor, type RawBuilder } from '../../platform/db/sql.js';
+import { assertSchemaName, qualified, sql, type Executor } from '../../platform/db/sql.js';
 import { queueMail, type QueuedMail } from '../../platform/mail/outbox.js';
 import { newUuid } from '../../platform/http/ids.js';
 import { QUEUES } from '../../platform/jobs/queue.js';
 import type { ApplicationQuestion } from '../offers/entity.js';
 import { editionProcedureSql } from '../editions/service.js';
 import { syncCharges } from '../bookings/charges.js';
-import type { Party } from '../bookings/store.js';
 
 // Shared steps of every write to a participant list. Each write runs in one transaction that first locks
 // the offer's row (`for no key update`): writers of one offer take turns in the database, so places are
@@ -88,11 +88,6 @@ export async function reorderList(ctx: ServiceContext, db: Executor, offerUuid: 
 
 // ---- a new application in one statement (the opening rush, issue 10.1) -------------------------------
 
-/** `groupOf` (src/domain/participant-list.ts) as SQL over a status column. */
-function groupSql(status: RawBuilder<unknown>): RawBuilder<number> {
-  return sql<number>`(case ${status} ${sql.join(LIST_GROUPS.map((s, i) => sql`when ${sql.lit(s)} then ${sql.lit(i)}`), sql` `)} else ${sql.lit(REST_GROUP)} end)`;
-}
-
 /** What a new application becomes in one of the two cases (a place free, or none), decided before the lock. */
 export type AppendOutcome = {
   status: CreateStatus;
@@ -105,103 +100,57 @@ export type AppendOutcome = {
 
 export type AppendInput = {
   uuid: string;
-  offer: LockedOffer;
   participant: string;
-  /** Who owes its fee (D8): the participant's account, else the participant. */
-  debtor: Party;
+  /** The offer as read before the lock; the function writes nothing when it changed meanwhile. */
+  offer: { uuid: string; editionUuid: string; fee: number; cancelled: boolean; name: string };
+  /** The participant's account (D8: the debtor; else the participant). */
+  account: string | null;
   heldBack: boolean;
   allAlternateDates: boolean;
   /** Booking text of the charge. */
   chargeText: string;
+  /** The running application phase's maxApplications (D4), null for none. */
+  limit: number | null;
   placeFree: AppendOutcome;
   full: AppendOutcome;
 };
 
+export type AppendResult =
+  | { done: true; status: CreateStatus; sorting: number; mailed: boolean }
+  | { done: false; counted: number }
+  | null;
+
 /**
- * Writes a new application (spec 4.3 "Create") in ONE statement, with the offer locked: counts the confirmed
- * places (a fresh snapshot, after the lock), takes the decision for a free place or for none, appends the
- * application at the end of its group (`appendPosition`: the rows behind it move down by one), and posts its
- * charge (the debtor's ledger for the edition made when missing) and the family's outbox row. Everything the
- * decision does not depend on was read, checked and computed before the lock, so the offer is held for two
- * round trips (lock, this) plus the commit.
- * Returns null, having written nothing, when the list is not numbered 1..n in list order (then the caller
- * sorts the whole list) or the participant has an application for the offer already (then it is reused).
+ * Writes a new application (spec 4.3 "Create") in ONE autocommit statement, the tenant's `append_application`
+ * (migrations/tenant/Migration20261124230000AppendApplication.ts): participant's key-share lock, the child's
+ * maxApplications lock and count when a limit runs, the offer's row lock, a count on a snapshot taken after
+ * it, the outcome for a free place or for none, the application at the end of its group (`appendPosition`),
+ * its charge and the family's outbox row. The offer's lock ends with the statement, so no round trip to this
+ * process happens while it is held. Everything else was read, checked and computed before (the caller).
+ * Returns `{done: false, counted}` when the child has as many applications as the limit allows (nothing
+ * written), and null, nothing written, when the general way must decide (see the migration).
+ * Call outside a transaction: inside one, the locks would last until its commit.
  */
-export async function appendApplication(ctx: ServiceContext, db: Executor, input: AppendInput): Promise<{ status: CreateStatus; sorting: number; mails: number } | null> {
-  const t = (name: string) => table(ctx, name);
-  const { offer, placeFree: free, full } = input;
-  const gFree = groupOf(free.status);
-  const gFull = groupOf(full.status);
-  const grp = groupSql(sql.ref('a.status'));
-  const pick = (a: unknown, b: unknown, type: string) => sql`(case when d.free then ${a}::${sql.raw(type)} else ${b}::${sql.raw(type)} end)`;
-  const mailOf = (m: QueuedMail | null) => m ?? { kind: null, subject: null, body: null, recipient: null, payload: null };
-  const [mFree, mFull] = [mailOf(free.mail), mailOf(full.mail)];
-  const byAccount = input.debtor.account !== null;
-  const debtor = byAccount
-    ? sql`insert into ${t('debtors')} (uuid, account_uuid) select ${newUuid()}::uuid, ${input.debtor.account}::uuid from v
-        where v.charge <> 0 and exists (select 1 from ins)
-        on conflict (account_uuid) where account_uuid is not null do update set account_uuid = excluded.account_uuid returning uuid`
-    : sql`insert into ${t('debtors')} (uuid, participant_uuid) select ${newUuid()}::uuid, ${input.debtor.participant}::uuid from v
-        where v.charge <> 0 and exists (select 1 from ins)
-        on conflict (participant_uuid) where participant_uuid is not null do update set participant_uuid = excluded.participant_uuid returning uuid`;
-  const now = new Date();
-  // `c` reads after the lock (a statement of its own, so a snapshot taken after it). The list must be numbered
-  // 1..n in list order (D10; every write leaves it so): then counts give the position (no gaps or nulls: the
-  // count, the numbered and the highest number agree; the new one's group and those before it hold 1..k). `on conflict do update`
-  // on debtor and ledger returns the row a concurrent transaction made (a plain select would not see it).
-  const res = await sql<{ status: CreateStatus; sorting: number; mails: number }>`
-    with c as (
-      select count(*) filter (where a.status = 'confirmed')::int as confirmed, count(*)::int as n,
-        count(a.sorting)::int as numbered, coalesce(max(a.sorting), 0)::int as top,
-        count(*) filter (where ${grp} <= ${gFree})::int as ahead_free, coalesce(max(a.sorting) filter (where ${grp} <= ${gFree}), 0)::int as top_free,
-        count(*) filter (where ${grp} <= ${gFull})::int as ahead_full, coalesce(max(a.sorting) filter (where ${grp} <= ${gFull}), 0)::int as top_full
-      from ${t('attendances')} a where a.offer_uuid = ${offer.uuid}::uuid
-    ),
-    d as (
-      select (${offer.maxParticipants}::int is null or c.confirmed < ${offer.maxParticipants}::int) as free, c.*
-      from c where c.numbered = c.n and c.top = c.n
-    ),
-    v as (
-      select d.free, ${pick(free.status, full.status, 'text')} as status, ${pick(gFree, gFull, 'int')} as grp,
-        (case when d.free then d.ahead_free else d.ahead_full end) + 1 as sorting,
-        ${pick(free.decisionReason, full.decisionReason, 'text')} as reason, ${pick(free.charge, full.charge, 'int')} as charge,
-        ${pick(mFree.kind, mFull.kind, 'text')} as mail_kind, ${pick(mFree.recipient, mFull.recipient, 'text')} as mail_to,
-        ${pick(mFree.subject, mFull.subject, 'text')} as mail_subject, ${pick(mFree.body, mFull.body, 'text')} as mail_body,
-        ${pick(mFree.payload ? JSON.stringify(mFree.payload) : null, mFull.payload ? JSON.stringify(mFull.payload) : null, 'jsonb')} as mail_payload
-      from d
-      where (case when d.free then d.top_free = d.ahead_free else d.top_full = d.ahead_full end)
-    ),
-    ins as (
-      insert into ${t('attendances')} (uuid, offer_uuid, participant_uuid, status, sorting, held_back, decision_reason,
-        all_alternate_dates, created_by_admin, fee, confirmed_at, status_changed_at, created_at, modified_at)
-      select ${input.uuid}::uuid, ${offer.uuid}::uuid, ${input.participant}::uuid, v.status, v.sorting, ${input.heldBack}, v.reason,
-        ${input.allAlternateDates}, true, ${offer.fee ?? 0}, case when v.status = 'confirmed' then ${now}::timestamptz end,
-        ${now}::timestamptz, ${now}::timestamptz, ${now}::timestamptz
-      from v
-      on conflict (offer_uuid, participant_uuid) do nothing
-      returning status, sorting
-    ),
-    moved as (
-      update ${t('attendances')} a set sorting = a.sorting + 1, modified_at = ${now}::timestamptz
-      from v where a.offer_uuid = ${offer.uuid}::uuid and ${grp} > v.grp and exists (select 1 from ins)
-    ),
-    debtor as (${debtor}),
-    ledger as (
-      insert into ${t('ledgers')} (uuid, debtor_uuid, edition_uuid) select ${newUuid()}::uuid, debtor.uuid, ${offer.editionUuid}::uuid from debtor
-      on conflict (debtor_uuid, edition_uuid) do update set edition_uuid = excluded.edition_uuid returning uuid
-    ),
-    booking as (
-      insert into ${t('bookings')} (uuid, ledger_uuid, type, amount, text, attendance_uuid)
-      select ${newUuid()}::uuid, ledger.uuid, 'charge', v.charge, ${input.chargeText}, ${input.uuid}::uuid from ledger, v
-    ),
-    mail as (
-      insert into ${t('outbox')} (uuid, kind, recipient, subject, body, payload)
-      select ${newUuid()}::uuid, v.mail_kind, v.mail_to, v.mail_subject, v.mail_body, v.mail_payload from v
-      where v.mail_to is not null and exists (select 1 from ins)
-      returning uuid
-    )
-    select ins.status, ins.sorting, (select count(*) from mail)::int as mails from ins`.execute(db);
-  return res.rows[0] ?? null;
+export async function appendApplication(ctx: ServiceContext, db: Executor, input: AppendInput): Promise<AppendResult> {
+  const p = {
+    uuid: input.uuid, offer: input.offer.uuid, participant: input.participant, edition: input.offer.editionUuid,
+    fee: input.offer.fee, cancelled: input.offer.cancelled, name: input.offer.name, account: input.account,
+    heldBack: input.heldBack, allAlternateDates: input.allAlternateDates, chargeText: input.chargeText,
+    groups: LIST_GROUPS, placeFree: input.placeFree, full: input.full,
+    limit: input.limit, limitLock: participantLockKey(ctx, input.participant), notCounted: NOT_COUNTED_FOR_LIMIT,
+    debtorUuid: newUuid(), ledgerUuid: newUuid(), bookingUuid: newUuid(), mailUuid: newUuid(),
+  };
+  const res = await sql<{ r: { status?: CreateStatus; sorting?: number; mailed?: boolean; counted?: number } | null }>`
+    select ${sql.id(assertSchemaName(ctx.tenant.schema), 'append_application')}(${JSON.stringify(p)}::jsonb) as r`.execute(db);
+  const r = res.rows[0]?.r ?? null;
+  if (!r) return null;
+  if (r.counted !== undefined) return { done: false, counted: r.counted };
+  return { done: true, status: r.status!, sorting: r.sorting!, mailed: !!r.mailed };
+}
+
+/** The key of the child's advisory lock its creations take turns on (D4 maxApplications). */
+export function participantLockKey(ctx: ServiceContext, participantUuid: string): string {
+  return `max-applications:${ctx.tenant.schema}:${participantUuid}`;
 }
 
 // ---- e-mail to the family (D9: an outbox row in the same transaction) -------------------------------
