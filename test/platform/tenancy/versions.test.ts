@@ -24,10 +24,10 @@ beforeAll(async () => {
 });
 afterAll(() => h.close());
 
-/** Makes a test tenant's schema one migration behind: the last migration's table and its bookkeeping row gone. */
+/** Makes a test tenant's schema one migration behind: the last migration's function and its bookkeeping row gone. */
 async function setBack(schema: string) {
   const db = executorOf(h.orm);
-  await sql`drop table ${sql.table(`${schema}.idempotency_keys`)}`.execute(db);
+  await sql`drop function ${sql.id(schema, 'append_application')}(jsonb)`.execute(db);
   await sql`delete from ${sql.table(`${schema}.mikro_orm_migrations`)} where name like ${`${LAST}%`}`.execute(db);
 }
 
