@@ -219,6 +219,7 @@ async function createInTransaction(ctx: ServiceContext, input: CreateAttendanceI
       });
     }
     await em.flush();
+    // The event `attendance.created` (or its reuse) belongs here: same transaction, after the flush.
     // D8: a final confirmed place is charged (a reused application's charge follows its new decision).
     await syncCharges(db, ctx.tenant.schema, [a.uuid]);
     if (input.notify) await queueDecisionMail(ctx, db, a.uuid, 'created');

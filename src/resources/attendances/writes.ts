@@ -16,6 +16,7 @@ import { syncCharges } from '../bookings/charges.js';
 // the offer's row (`for no key update`): writers of one offer take turns in the database, so places are
 // never overbooked and `sorting` stays 1..n, across processes. Inserts referencing the offer only take a
 // key-share lock, which `for no key update` does not block. Two offers (transfer) are locked in uuid order.
+// A new application takes the same lock inside one statement of its own (`appendApplication` below).
 
 export type LockedOffer = {
   uuid: string;
