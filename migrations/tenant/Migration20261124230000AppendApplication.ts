@@ -37,6 +37,7 @@ export class Migration20261124230000AppendApplication extends Migration {
       v_debtor uuid;
       v_ledger uuid;
       v_counted int;
+      v_free boolean;
     begin
       perform 1 from participants where uuid = v_participant and pseudonymised_at is null for key share;
       if not found then return null; end if;
@@ -68,8 +69,8 @@ export class Migration20261124230000AppendApplication extends Migration {
         select (v_max is null or c.confirmed < v_max) as free, c.* from c where c.numbered = c.n and c.top = c.n
       )
       select case when d.free then p->'placeFree' else p->'full' end,
-        (case when d.free then d.ahead_free else d.ahead_full end + 1)::int
-      into v_outcome, v_sorting
+        (case when d.free then d.ahead_free else d.ahead_full end + 1)::int, d.free
+      into v_outcome, v_sorting, v_free
       from d where case when d.free then d.top_free = d.ahead_free else d.top_full = d.ahead_full end;
       if v_outcome is null then return null; end if;
 
@@ -106,8 +107,9 @@ export class Migration20261124230000AppendApplication extends Migration {
           values ((p->>'mailUuid')::uuid, v_outcome->'mail'->>'kind', v_outcome->'mail'->>'recipient',
             v_outcome->'mail'->>'subject', v_outcome->'mail'->>'body', coalesce(v_outcome->'mail'->'payload', '{}'::jsonb));
       end if;
-      return jsonb_build_object('status', v_outcome->>'status', 'sorting', v_sorting,
-        'mailed', jsonb_typeof(v_outcome->'mail') = 'object');
+      -- \`at\`: its createdAt (= modifiedAt, statusChangedAt, confirmedAt), as the projection reads timestamps.
+      return jsonb_build_object('status', v_outcome->>'status', 'placeFree', v_free, 'sorting', v_sorting,
+        'mailed', jsonb_typeof(v_outcome->'mail') = 'object', 'at', now()::text);
     end
     $fn$`);
   }

@@ -13,9 +13,10 @@ import { syncCharges } from '../bookings/charges.js';
 import { wakeMailSender } from '../../platform/mail/outbox.js';
 import { editionProcedureSql } from '../editions/service.js';
 import type { ApplicationQuestion } from '../offers/entity.js';
-import { assertListEditable } from './access.js';
+import { assertListEditable, viewerOf } from './access.js';
 import { Attendance, type StoredAnswer } from './entity.js';
-import { attendanceNotFound, offerOfAttendance, readAttendance } from './list.js';
+import { attendanceNotFound, offerFirstDaySql, offerOfAttendance, readAttendance, toOut, type Row } from './list.js';
+import { fullNameSql, participantNameSql } from '../participants/names.js';
 import type { AttendanceOut, CreateAttendanceInput, UpdateAttendanceInput } from './schema.js';
 import {
   appendApplication, decisionMail, loadList, lockOffer, participantLockKey, queueDecisionMail, refillIfFirstComeRunning, reorderList,
@@ -67,7 +68,7 @@ async function participantOf(ctx: ServiceContext, db: Executor, uuid: string): P
  */
 export async function createAttendance(ctx: ServiceContext, input: CreateAttendanceInput): Promise<AttendanceOut> {
   try {
-    return await respond(ctx, (await createAtOnce(ctx, input)) ?? (await createInTransaction(ctx, input)));
+    return (await createAtOnce(ctx, input)) ?? (await respond(ctx, await createInTransaction(ctx, input)));
   } catch (err) {
     // The participant was deleted between our check and the insert.
     if (err instanceof ForeignKeyConstraintViolationException) throw unprocessable(`participant: No participant with the identifier ${input.participant} exists.`);
@@ -83,7 +84,7 @@ export async function createAttendance(ctx: ServiceContext, input: CreateAttenda
  * it all. The offer's lock is held for that statement only. Null when the general way (`createInTransaction`)
  * must decide: a reused application, or a list or offer not as expected.
  */
-async function createAtOnce(ctx: ServiceContext, input: CreateAttendanceInput): Promise<string | null> {
+async function createAtOnce(ctx: ServiceContext, input: CreateAttendanceInput): Promise<AttendanceOut | null> {
   const db = dbOf(ctx.em);
   const pre = await readBeforeLock(ctx, db, input);
   if (!pre) throw unprocessable(`participant: No participant with the identifier ${input.participant} exists.`);
@@ -109,20 +110,35 @@ async function createAtOnce(ctx: ServiceContext, input: CreateAttendanceInput): 
         : null,
     };
   };
+  const placeFree = outcome(decisions.placeFree, true);
+  const full = outcome(decisions.full, false);
   const result = await appendApplication(ctx, db, {
     uuid: id, participant: pre.participant, offer, account: pre.account, heldBack,
     allAlternateDates: input.allAlternateDates ?? true, chargeText: `Teilnahmebeitrag „${offer.name}“`, limit,
-    placeFree: outcome(decisions.placeFree, true), full: outcome(decisions.full, false),
+    placeFree, full,
   });
   if (!result) return null;
   if (!result.done) throw limitReached(result.counted, limit!);
+  const chosen = result.placeFree ? placeFree : full;
   // The event `attendance.created` (uuid `id`, `result.status`) belongs to the statement that wrote the
   // application: as a row written by `append_application` (passed in its argument), so the offer's lock still
   // ends with that one statement. (Recorded in a transaction around this call instead, the lock would last
   // until that transaction's commit.)
   // The mail row is written; its send job wakes the sender (the minute's sweep finds the row if this is lost).
   if (result.mailed) await wakeMailSender(ctx, db);
-  return id;
+  // The answer from what was read and written (the projection's row of it), without reading it again.
+  const at = result.at;
+  return toOut(viewerOf(ctx), {
+    uuid: id, status: result.status, sorting: result.sorting, userPriority: null, allAlternateDates: input.allAlternateDates ?? true,
+    consentOutstanding: false, heldBack, decisionReason: chosen.decisionReason, createdByAdmin: true, fee: offer.fee,
+    payableSwitchedOff: false, paid: false, answers: [], confirmedAt: result.status === 'confirmed' ? at : null,
+    statusChangedAt: at, createdAt: at, modifiedAt: at,
+    offerUuid: offer.uuid, offerName: offer.name, offerAlias: pre.view.offerAlias, offerCancelled: offer.cancelled,
+    editionUuid: offer.editionUuid, editionName: pre.view.editionName, editionAlias: pre.view.editionAlias,
+    participantUuid: pre.participant, pseudonymised: false, participantName: pre.view.participantName, participantPseudonym: null,
+    participantAge: null, dateOfBirth: pre.view.dateOfBirth, offerFirstDay: pre.view.offerFirstDay,
+    accountUuid: pre.account, accountName: pre.view.accountName, receipts: [],
+  });
 }
 
 type BeforeLock = {
@@ -133,20 +149,25 @@ type BeforeLock = {
   tasks: (PhaseTask & { maxApplications: number | null })[];
   /** The participant's application for the offer, if any. */
   previous: string | null;
+  /** What the answer shows besides the application (`Row` of list.ts). */
+  view: Pick<Row, 'offerAlias' | 'editionName' | 'editionAlias' | 'participantName' | 'dateOfBirth' | 'offerFirstDay' | 'accountName'>;
 };
 
 /** Everything a new application's decision needs but the places taken, in one statement; null without participant. */
 async function readBeforeLock(ctx: ServiceContext, db: Executor, input: CreateAttendanceInput): Promise<BeforeLock | null> {
   const t = (name: string) => qualified(ctx.tenant.schema, name);
-  type Row = Omit<BeforeLock, 'tasks' | 'offer'> & {
+  type Read = Omit<BeforeLock, 'tasks' | 'offer' | 'view'> & BeforeLock['view'] & {
     offer: string | null; editionUuid: string; name: string; fee: number; cancelled: boolean; procedure: Procedure;
     tasks: { type: TaskType; begin: number | null; end: number | null; applicationSystem: Procedure | null; maxApplications: number | null }[];
   };
-  const res = await sql<Row>`
+  const res = await sql<Read>`
     select p.uuid as participant, p.pseudonymised_at is not null as pseudonymised, p.account_uuid as account,
       case when p.pseudonymised_at is null then p.firstname end as firstname, coalesce(acc.email, p.email) as email,
       o.uuid as offer, o.edition_uuid as "editionUuid", o.name, coalesce(o.fee, 0) as fee, 'cancelled' = any(o.places) as cancelled,
       ${editionProcedureSql(ctx.tenant.schema, 'e')} as procedure,
+      o.alias as "offerAlias", e.name as "editionName", e.alias as "editionAlias", ${participantNameSql('p')} as "participantName",
+      case when p.pseudonymised_at is null then to_char(p.date_of_birth, 'YYYY-MM-DD') end as "dateOfBirth",
+      ${offerFirstDaySql(ctx.tenant.schema)} as "offerFirstDay", ${fullNameSql('acc')} as "accountName",
       coalesce((select json_agg(json_build_object('type', k.type, 'begin', extract(epoch from k.begin_at) * 1000,
         'end', extract(epoch from k.end_at) * 1000, 'applicationSystem', k.application_system, 'maxApplications', k.max_applications))
         from ${t('edition_tasks')} k where k.edition_uuid = o.edition_uuid and k.type = 'application_system'), '[]'::json) as tasks,
@@ -161,6 +182,10 @@ async function readBeforeLock(ctx: ServiceContext, db: Executor, input: CreateAt
   return {
     participant: r.participant, pseudonymised: r.pseudonymised, account: r.account, firstname: r.firstname, email: r.email, previous: r.previous,
     offer: r.offer ? { uuid: r.offer, editionUuid: r.editionUuid, name: r.name, fee: r.fee, cancelled: r.cancelled, procedure: r.procedure } : null,
+    view: {
+      offerAlias: r.offerAlias, editionName: r.editionName, editionAlias: r.editionAlias, participantName: r.participantName,
+      dateOfBirth: r.dateOfBirth, offerFirstDay: r.offerFirstDay, accountName: r.accountName,
+    },
     tasks: r.tasks.map((k) => ({ ...k, begin: k.begin === null ? null : new Date(k.begin), end: k.end === null ? null : new Date(k.end) })),
   };
 }

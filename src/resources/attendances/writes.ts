@@ -117,7 +117,13 @@ export type AppendInput = {
 };
 
 export type AppendResult =
-  | { done: true; status: CreateStatus; sorting: number; mailed: boolean }
+  | {
+    done: true; status: CreateStatus; sorting: number; mailed: boolean;
+    /** Which outcome it took: a place was free (or places are unlimited), or none. */
+    placeFree: boolean;
+    /** Its createdAt, as the projection reads it. */
+    at: string;
+  }
   | { done: false; counted: number }
   | null;
 
@@ -141,12 +147,12 @@ export async function appendApplication(ctx: ServiceContext, db: Executor, input
     limit: input.limit, limitLock: participantLockKey(ctx, input.participant), notCounted: NOT_COUNTED_FOR_LIMIT,
     debtorUuid: newUuid(), ledgerUuid: newUuid(), bookingUuid: newUuid(), mailUuid: newUuid(),
   };
-  const res = await sql<{ r: { status?: CreateStatus; sorting?: number; mailed?: boolean; counted?: number } | null }>`
+  const res = await sql<{ r: { status?: CreateStatus; placeFree?: boolean; sorting?: number; mailed?: boolean; at?: string; counted?: number } | null }>`
     select ${sql.id(assertSchemaName(ctx.tenant.schema), 'append_application')}(${JSON.stringify(p)}::jsonb) as r`.execute(db);
   const r = res.rows[0]?.r ?? null;
   if (!r) return null;
   if (r.counted !== undefined) return { done: false, counted: r.counted };
-  return { done: true, status: r.status!, sorting: r.sorting!, mailed: !!r.mailed };
+  return { done: true, status: r.status!, placeFree: !!r.placeFree, sorting: r.sorting!, mailed: !!r.mailed, at: r.at! };
 }
 
 /** The key of the child's advisory lock its creations take turns on (D4 maxApplications). */
