@@ -10,12 +10,12 @@ export interface SortableApplication {
 }
 
 // D10: confirmed, then waitlisted, then waiting, then the rest.
-const GROUP: Record<string, number> = { confirmed: 0, waitlisted: 1, waiting: 2 };
 /** The states with a group of their own, in list order; every other state is in the last group (`REST_GROUP`). */
 export const LIST_GROUPS = ['confirmed', 'waitlisted', 'waiting'] as const;
-export const REST_GROUP = LIST_GROUPS.length;
+const GROUP: Record<string, number> = Object.fromEntries(LIST_GROUPS.map((status, i) => [status, i]));
+const REST_GROUP = LIST_GROUPS.length;
 /** The group of a state on the participant list (D10): 0 confirmed, 1 waitlisted, 2 waiting, 3 the rest. */
-export const groupOf = (status: string) => GROUP[status] ?? REST_GROUP;
+const groupOf = (status: string) => GROUP[status] ?? REST_GROUP;
 
 /**
  * Returns the applications in participant-list order, renumbered 1..n (D10). Each group keeps its previous
