@@ -124,8 +124,11 @@ async function createAtOnce(ctx: ServiceContext, input: CreateAttendanceInput): 
   // application: as a row written by `append_application` (passed in its argument), so the offer's lock still
   // ends with that one statement. (Recorded in a transaction around this call instead, the lock would last
   // until that transaction's commit.)
-  // The mail row is written; its send job wakes the sender (the minute's sweep finds the row if this is lost).
-  if (result.mailed) await wakeMailSender(ctx, db);
+  // The mail row is written (committed); its send job wakes the sender. Should writing the job fail, the
+  // application stands and the minute's sweep finds the row: not a reason to answer 5xx.
+  if (result.mailed) {
+    await wakeMailSender(ctx, db).catch((err: unknown) => ctx.log.warn({ code: (err as { code?: string }).code, attendance: id }, 'mail send job not written; the sweep sends the mail'));
+  }
   // The answer from what was read and written (the projection's row of it), without reading it again.
   const at = result.at;
   return toOut(viewerOf(ctx), {
