@@ -1,6 +1,6 @@
 import http from 'node:http';
 import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { spawn } from 'node:child_process';
 import pg from 'pg';
@@ -9,19 +9,27 @@ import { createOrm, executorOf, migrateControl } from '../src/platform/db/orm.js
 import { qualified, sql } from '../src/platform/db/sql.js';
 import { newUuid } from '../src/platform/http/ids.js';
 import { addTenant } from '../src/platform/tenancy/operations.js';
+import { quick, reportResult, type BenchRow } from './result.js';
 
 // `npm run bench:rush` (issue 10.1): the opening rush on one first-come offer (100 places), FAMILIES families
 // applying with IN_FLIGHT requests in flight, through HTTP to a real API process (`src/main.ts --role api`),
 // against the bare-SQL baseline in the same run (one short transaction per application: lock the offer row,
-// count the confirmed, insert). Both on the same scratch database of the machine's PostgreSQL.
-// Env: BENCH_PG_URL, BENCH_FAMILIES (2000), BENCH_IN_FLIGHT (64).
+// count the confirmed, insert). Then the same rush spread over 100 offers (10 places each), both ways.
+// Both on the same scratch database of the machine's PostgreSQL.
+// Env: BENCH_PG_URL, BENCH_FAMILIES (2000; 400 with --quick), BENCH_IN_FLIGHT (64),
+// BENCH_API_NODE_ARGS (extra node flags for the API process, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`),
+// BENCH_PG_STATS=1 (the API's statements during the one-offer rush from pg_stat_statements, when the server
+// preloads it).
 const PG = process.env.BENCH_PG_URL || 'postgresql://postgres@127.0.0.1:5432/postgres';
-const FAMILIES = Number(process.env.BENCH_FAMILIES || 2000);
+const FAMILIES = Number(process.env.BENCH_FAMILIES || (quick ? 400 : 2000));
 const IN_FLIGHT = Number(process.env.BENCH_IN_FLIGHT || 64);
 const PLACES = 100;
+const MANY = 100;
+const PLACES_MANY = 10;
 const HOST = 'rush.test';
 
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.ceil(xs.length * p) - 1)]!;
+const round = (x: number, digits = 0) => Number(x.toFixed(digits));
 
 async function lanes<T>(items: T[], n: number, work: (item: T, lane: number) => Promise<void>): Promise<number[]> {
   const latencies: number[] = [];
@@ -50,6 +58,15 @@ function post(port: number, token: string, body: unknown, agent: http.Agent): Pr
   });
 }
 
+type Run = { rate: number; p50: number; p99: number; statuses: number[] };
+
+async function timed(work: () => Promise<{ latencies: number[]; statuses: number[] }>): Promise<Run> {
+  const started = performance.now();
+  const { latencies, statuses } = await work();
+  const seconds = (performance.now() - started) / 1000;
+  return { rate: latencies.length / seconds, p50: pct(latencies, 0.5), p99: pct(latencies, 0.99), statuses };
+}
+
 async function main() {
   const dbName = `hp_bench_rush_${Date.now().toString(36)}`;
   const admin = new pg.Client({ connectionString: PG });
@@ -66,12 +83,15 @@ async function main() {
     const t = (name: string) => qualified(tenant.schema, name);
     const edition = newUuid();
     await sql`insert into ${t('editions')} (uuid, name, alias, procedure) values (${edition}::uuid, 'Rush', 'rush', 'firstcome')`.execute(db);
-    const offer = (n: string) => sql`insert into ${t('offers')} (uuid, edition_uuid, name, alias, max_participants, fee)
-      values (${n}::uuid, ${edition}::uuid, ${`Rush ${n}`}, ${`rush-${n}`}, ${PLACES}, 500)`;
+    const offer = (n: string, places = PLACES) => sql`insert into ${t('offers')} (uuid, edition_uuid, name, alias, max_participants, fee)
+      values (${n}::uuid, ${edition}::uuid, ${`Rush ${n}`}, ${`rush-${n}`}, ${places}, 500)`;
     const appOffer = newUuid();
     const sqlOffer = newUuid();
     await offer(appOffer).execute(db);
     await offer(sqlOffer).execute(db);
+    const appMany = Array.from({ length: MANY }, () => newUuid());
+    const sqlMany = Array.from({ length: MANY }, () => newUuid());
+    for (const n of [...appMany, ...sqlMany]) await offer(n, PLACES_MANY).execute(db);
     const children = Array.from({ length: FAMILIES }, () => newUuid());
     await sql`insert into ${t('participants')} (uuid, firstname, lastname) select unnest(${children}::uuid[]), 'Kind', 'Rush'`.execute(db);
     // One token per lane: a token's bucket holds 300 requests (D3).
@@ -82,10 +102,12 @@ async function main() {
 
     // The API in its own process, as deployed.
     const port = 20000 + Math.floor(Math.random() * 20000);
-    api = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', '--role', 'api'], {
+    const nodeArgs = (process.env.BENCH_API_NODE_ARGS ?? '').split(' ').filter(Boolean);
+    api = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', 'src/main.ts', '--role', 'api'], {
       env: { ...process.env, DATABASE_URL: url.toString(), PORT: String(port), LOG_LEVEL: 'warn', REDIS_URL: '', TENANTS_DIR: mkdtempSync(path.join(tmpdir(), 'rush-')) },
       stdio: ['ignore', 'pipe', 'inherit'],
     });
+    const exited = new Promise<void>((resolve) => api!.once('exit', () => resolve()));
     await new Promise<void>((resolve, reject) => {
       const deadline = setTimeout(() => reject(new Error('api did not start')), 60_000);
       const probe = setInterval(() => {
@@ -103,46 +125,98 @@ async function main() {
     await offer(warm).execute(db);
     await lanes(children.slice(0, 20), 8, async (child, lane) => void (await post(port, tokens[lane]!, { offer: warm, participant: child }, agent)));
 
-    const statuses: number[] = [];
-    let started = performance.now();
-    const appLatency = await lanes(children, IN_FLIGHT, async (child, lane) => {
-      statuses.push(await post(port, tokens[lane]!, { offer: appOffer, participant: child }, agent));
-    });
-    const appSeconds = (performance.now() - started) / 1000;
+    const pgStats = process.env.BENCH_PG_STATS === '1'
+      && (await sql<{ n: number }>`select count(*)::int as n from pg_available_extensions where name = 'pg_stat_statements'`.execute(db)).rows[0]!.n > 0;
+    if (pgStats) {
+      await sql`create extension if not exists pg_stat_statements`.execute(db);
+      await sql`select pg_stat_statements_reset()`.execute(db);
+    }
 
+    const through = (offerOf: (i: number) => string) => timed(async () => {
+      const statuses: number[] = [];
+      const latencies = await lanes(children.map((c, i) => [c, i] as const), IN_FLIGHT, async ([child, i], lane) => {
+        statuses.push(await post(port, tokens[lane]!, { offer: offerOf(i), participant: child }, agent));
+      });
+      return { latencies, statuses };
+    });
     // Baseline: the same decision as bare SQL, one short transaction each.
     const pool = new pg.Pool({ connectionString: url.toString(), max: IN_FLIGHT });
-    started = performance.now();
-    const sqlLatency = await lanes(children, IN_FLIGHT, async (child) => {
-      const c = await pool.connect();
-      try {
-        await c.query('begin');
-        await c.query(`select max_participants from ${tenant.schema}.offers where uuid = $1 for no key update`, [sqlOffer]);
-        const n = await c.query(`select count(*)::int as n from ${tenant.schema}.attendances where offer_uuid = $1 and status = 'confirmed'`, [sqlOffer]);
-        const status = n.rows[0].n < PLACES ? 'confirmed' : 'waitlisted';
-        await c.query(`insert into ${tenant.schema}.attendances (uuid, offer_uuid, participant_uuid, status, sorting, fee)
-          values ($1, $2, $3, $4, (select coalesce(max(sorting), 0) + 1 from ${tenant.schema}.attendances where offer_uuid = $2), 500)`, [newUuid(), sqlOffer, child, status]);
-        await c.query('commit');
-      } finally {
-        c.release();
-      }
+    const bare = (offerOf: (i: number) => string, places: number) => timed(async () => {
+      const latencies = await lanes(children.map((c, i) => [c, i] as const), IN_FLIGHT, async ([child, i]) => {
+        const c = await pool.connect();
+        const target = offerOf(i);
+        try {
+          await c.query('begin');
+          await c.query(`select max_participants from ${tenant.schema}.offers where uuid = $1 for no key update`, [target]);
+          const n = await c.query(`select count(*)::int as n from ${tenant.schema}.attendances where offer_uuid = $1 and status = 'confirmed'`, [target]);
+          const status = n.rows[0].n < places ? 'confirmed' : 'waitlisted';
+          await c.query(`insert into ${tenant.schema}.attendances (uuid, offer_uuid, participant_uuid, status, sorting, fee)
+            values ($1, $2, $3, $4, (select coalesce(max(sorting), 0) + 1 from ${tenant.schema}.attendances where offer_uuid = $2), 500)`, [newUuid(), target, child, status]);
+          await c.query('commit');
+        } finally {
+          c.release();
+        }
+      });
+      return { latencies, statuses: [] };
     });
-    const sqlSeconds = (performance.now() - started) / 1000;
+
+    const app1 = await through(() => appOffer);
+    let statements: string[] = [];
+    if (pgStats) {
+      const res = await sql<{ calls: number; ms: number; query: string }>`
+        select calls::int, round(total_exec_time::numeric, 1)::float8 as ms, left(regexp_replace(query, '\\s+', ' ', 'g'), 110) as query
+        from pg_stat_statements where dbid = (select oid from pg_database where datname = current_database())
+        order by total_exec_time desc limit 25`.execute(db);
+      const calls = res.rows.reduce((s, r) => s + r.calls, 0);
+      statements = [`pg_stat_statements, one-offer rush (${FAMILIES} applications): ${calls} statements in the top 25`,
+        ...res.rows.map((r) => `${String(r.calls).padStart(6)} calls ${String(r.ms).padStart(9)} ms  ${r.query}`)];
+    }
+    const sql1 = await bare(() => sqlOffer, PLACES);
+    const appN = await through((i) => appMany[i % MANY]!);
+    const sqlN = await bare((i) => sqlMany[i % MANY]!, PLACES_MANY);
     await pool.end();
 
-    const check = await sql<{ confirmed: number; n: number; dense: boolean }>`
-      select count(*) filter (where status = 'confirmed')::int as confirmed, count(*)::int as n,
-        (count(distinct sorting) = count(*) and min(sorting) = 1 and max(sorting) = count(*)) as dense
-      from ${t('attendances')} where offer_uuid = ${appOffer}::uuid`.execute(db);
-    const ok = statuses.filter((s) => s === 201).length;
-    const appRate = FAMILIES / appSeconds;
-    const sqlRate = FAMILIES / sqlSeconds;
-    console.log(`| rush, ${FAMILIES} families, ${IN_FLIGHT} in flight, ${PLACES} places | per second | p50 | p99 |`);
+    const check = async (offers: string[], places: number) => (await sql<{ overbooked: number; dense: boolean }>`
+      select coalesce(sum(greatest(0, confirmed - ${places})), 0)::int as overbooked, coalesce(bool_and(dense), true) as dense from (
+        select count(*) filter (where status = 'confirmed')::int as confirmed,
+          (count(distinct sorting) = count(*) and min(sorting) = 1 and max(sorting) = count(*)) as dense
+        from ${t('attendances')} where offer_uuid = any(${offers}::uuid[]) group by offer_uuid) x`.execute(db)).rows[0]!;
+    const one = await check([appOffer], PLACES);
+    const many = await check(appMany, PLACES_MANY);
+    const ok = [...app1.statuses, ...appN.statuses].filter((s) => s === 201).length;
+
+    const ratio1 = app1.rate / sql1.rate;
+    const p99Ratio = app1.p99 / sql1.p99;
+    const rows: BenchRow[] = [
+      { name: 'rush, one offer, applications/s', value: round(app1.rate), unit: '/s', baseline: round(sql1.rate), ratio: ratio1, target: '≥ 0.5 of baseline', met: ratio1 >= 0.5 },
+      { name: 'rush, one offer, p99', value: round(app1.p99), unit: 'ms', baseline: round(sql1.p99), ratio: p99Ratio, target: '< 2 × baseline', met: p99Ratio < 2 },
+      { name: 'rush, one offer, p50', value: round(app1.p50), unit: 'ms', baseline: round(sql1.p50), ratio: app1.p50 / sql1.p50 },
+      { name: 'rush, overbooked places (both rushes)', value: one.overbooked + many.overbooked, unit: 'places', target: '0', met: one.overbooked + many.overbooked === 0 },
+      { name: 'rush, participant lists numbered 1..n', value: one.dense && many.dense ? 1 : 0, unit: 'all (1) / not all (0)', target: '1', met: one.dense && many.dense },
+      { name: 'rush, answered 201', value: ok, unit: `of ${2 * FAMILIES}`, target: `${2 * FAMILIES}`, met: ok === 2 * FAMILIES },
+      { name: `rush, ${MANY} offers, applications/s`, value: round(appN.rate), unit: '/s', baseline: round(sqlN.rate), ratio: appN.rate / sqlN.rate },
+      { name: `rush, ${MANY} offers, p99`, value: round(appN.p99), unit: 'ms', baseline: round(sqlN.p99), ratio: appN.p99 / sqlN.p99 },
+    ];
+    const load = loadavg().map((x) => x.toFixed(2)).join(' ');
+    reportResult({
+      scenario: 'rush',
+      title: 'Opening rush (issue 10.1)',
+      inputs: { families: FAMILIES, inFlight: IN_FLIGHT, places: PLACES, offersMany: MANY, placesMany: PLACES_MANY, quick, loadAverage: load },
+      rows,
+      notes: statements,
+    });
+    console.log(`| rush, ${FAMILIES} families, ${IN_FLIGHT} in flight | per second | p50 | p99 |`);
     console.log('|---|---|---|---|');
-    console.log(`| through HTTP (API process) | ${appRate.toFixed(0)} | ${pct(appLatency, 0.5).toFixed(0)} ms | ${pct(appLatency, 0.99).toFixed(0)} ms |`);
-    console.log(`| bare SQL baseline | ${sqlRate.toFixed(0)} | ${pct(sqlLatency, 0.5).toFixed(0)} ms | ${pct(sqlLatency, 0.99).toFixed(0)} ms |`);
-    console.log(`| ratio (target ≥ 0.5) | ${(appRate / sqlRate).toFixed(2)} | | p99 ratio ${(pct(appLatency, 0.99) / pct(sqlLatency, 0.99)).toFixed(1)} (target < 2) |`);
-    console.log(`checks: ${ok}/${FAMILIES} answered 201, ${check.rows[0]!.confirmed} confirmed of ${PLACES} places, sorting 1..n: ${check.rows[0]!.dense}`);
+    const line = (what: string, r: Run) => console.log(`| ${what} | ${r.rate.toFixed(0)} | ${r.p50.toFixed(0)} ms | ${r.p99.toFixed(0)} ms |`);
+    line(`one offer (${PLACES} places), through HTTP`, app1);
+    line('one offer, bare SQL baseline', sql1);
+    line(`${MANY} offers (${PLACES_MANY} places each), through HTTP`, appN);
+    line(`${MANY} offers, bare SQL baseline`, sqlN);
+    console.log(`load average ${load}`);
+    for (const s of statements) console.log(s);
+    api.kill('SIGTERM');
+    await exited;
+    api = undefined;
   } finally {
     api?.kill('SIGTERM');
     await orm.close();

@@ -10,8 +10,12 @@ export interface SortableApplication {
 }
 
 // D10: confirmed, then waitlisted, then waiting, then the rest.
-const GROUP: Record<string, number> = { confirmed: 0, waitlisted: 1, waiting: 2 };
-const groupOf = (status: string) => GROUP[status] ?? 3;
+/** The states with a group of their own, in list order; every other state is in the last group (`REST_GROUP`). */
+export const LIST_GROUPS = ['confirmed', 'waitlisted', 'waiting'] as const;
+const GROUP: Record<string, number> = Object.fromEntries(LIST_GROUPS.map((status, i) => [status, i]));
+const REST_GROUP = LIST_GROUPS.length;
+/** The group of a state on the participant list (D10): 0 confirmed, 1 waitlisted, 2 waiting, 3 the rest. */
+const groupOf = (status: string) => GROUP[status] ?? REST_GROUP;
 
 /**
  * Returns the applications in participant-list order, renumbered 1..n (D10). Each group keeps its previous
@@ -30,6 +34,27 @@ export function sortParticipantList<T extends SortableApplication>(applications:
     return a.id < b.id ? -1 : a.id > b.id ? 1 : 0;
   });
   return sorted.map((a, i) => ({ ...a, sorting: i + 1 }));
+}
+
+/**
+ * A new application appended to a list already numbered 1..n in list order (as every write leaves it): the
+ * position `sortParticipantList` gives it (the end of its group: one after every application of its group and
+ * the groups before) and the applications behind it, which move down by one. The same rule as sorting the
+ * whole list again, in one step that needs only counts: what the create statement does under the offer's
+ * lock (src/resources/attendances/writes.ts `appendApplication`). Returns null when `applications` is not
+ * numbered 1..n in list order (then the whole list must be sorted).
+ */
+export function appendPosition<T extends SortableApplication>(applications: readonly T[], status: string): { sorting: number; behind: T[] } | null {
+  if (!numberedInOrder(applications)) return null;
+  const group = groupOf(status);
+  const ahead = applications.filter((a) => groupOf(a.status) <= group).length;
+  return { sorting: ahead + 1, behind: applications.filter((a) => groupOf(a.status) > group) };
+}
+
+/** Whether the list is numbered 1..n and in list order already (groups in order, D10). */
+export function numberedInOrder(applications: readonly SortableApplication[]): boolean {
+  const byPosition = [...applications].sort((a, b) => (a.sorting ?? 0) - (b.sorting ?? 0));
+  return byPosition.every((a, i) => a.sorting === i + 1 && (i === 0 || groupOf(byPosition[i - 1]!.status) <= groupOf(a.status)));
 }
 
 /** Places left (D10: maxParticipants − confirmed); null when unlimited; never below 0. */
@@ -79,6 +104,19 @@ export function decideOnCreate(input: {
   if (input.requestedStatus) return input.requestedStatus;
   if (input.procedure === 'lot') return 'waiting';
   return input.vacancies === null || input.vacancies > 0 ? 'confirmed' : 'waitlisted';
+}
+
+/**
+ * The two decisions `decideOnCreate` can make before the places are counted: with a place free (or places
+ * unlimited), and with none. Under the offer's lock the database only tests for a free place
+ * (`maxParticipants` is null or the confirmed are fewer) and takes one of them, in the same statement as the
+ * insert.
+ */
+export function decisionsOnCreate(input: { procedure: 'firstcome' | 'lot'; requestedStatus?: CreateStatus | null }): { placeFree: CreateStatus; full: CreateStatus } {
+  return {
+    placeFree: decideOnCreate({ ...input, vacancies: null }),
+    full: decideOnCreate({ ...input, vacancies: 0 }),
+  };
 }
 
 /**

@@ -3,8 +3,11 @@ import {
   beyondCapacityReason,
   confirmsBeyondCapacity,
   overbooked,
+  appendPosition,
   decideOnCreate,
+  decisionsOnCreate,
   fullyBooked,
+  numberedInOrder,
   refillCandidates,
   sortParticipantList,
   vacancies,
@@ -122,5 +125,57 @@ describe('confirmations past capacity (issue 13)', () => {
   it('names who confirmed in the reason', () => {
     expect(beyondCapacityReason('admin')).toMatch(/Admin/);
     expect(beyondCapacityReason('organiser')).toMatch(/Veranstalter/);
+  });
+});
+
+const STATES = ['confirmed', 'waitlisted', 'waiting', 'rejected', 'withdrawn', 'unfulfilled', 'participated', 'noshow'];
+
+describe('appendPosition (D10: a new application at the end of its group, in one step)', () => {
+  it('gives the position and the moves that sorting the whole list again gives, on many random lists', () => {
+    let seed = 7;
+    const random = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    for (let round = 0; round < 500; round++) {
+      const size = Math.floor(random() * 12);
+      const list = sortParticipantList(Array.from({ length: size }, (_, i) =>
+        app(`a${i}`, STATES[Math.floor(random() * STATES.length)]!, random() < 0.5 ? i : null, i)));
+      const status = STATES[Math.floor(random() * STATES.length)]!;
+      const fresh = app('new', status, null, 100);
+      const resorted = new Map(sortParticipantList([...list, fresh]).map((a) => [a.id, a.sorting]));
+      const step = appendPosition(list, status)!;
+      expect(step.sorting).toBe(resorted.get('new'));
+      const moved = new Set(step.behind.map((a) => a.id));
+      for (const a of list) expect(resorted.get(a.id)).toBe(moved.has(a.id) ? a.sorting + 1 : a.sorting);
+    }
+  });
+
+  it('appends at the end of the confirmed group, moving the waiting list down', () => {
+    const list = [app('c', 'confirmed', 1, 0), app('w', 'waitlisted', 2, 1), app('r', 'rejected', 3, 2)];
+    const step = appendPosition(list, 'confirmed')!;
+    expect(step.sorting).toBe(2);
+    expect(step.behind.map((a) => a.id)).toEqual(['w', 'r']);
+    expect(appendPosition(list, 'waitlisted')).toMatchObject({ sorting: 3 });
+    expect(appendPosition([], 'waiting')).toEqual({ sorting: 1, behind: [] });
+  });
+
+  it('refuses a list that is not numbered 1..n in list order (the whole list is sorted then)', () => {
+    expect(appendPosition([app('a', 'confirmed', 1, 0), app('b', 'confirmed', null, 1)], 'confirmed')).toBeNull();
+    expect(appendPosition([app('a', 'confirmed', 1, 0), app('b', 'confirmed', 3, 1)], 'confirmed')).toBeNull();
+    expect(appendPosition([app('a', 'confirmed', 1, 0), app('b', 'confirmed', 1, 1)], 'confirmed')).toBeNull();
+    expect(appendPosition([app('a', 'waitlisted', 1, 0), app('b', 'confirmed', 2, 1)], 'confirmed')).toBeNull();
+    expect(numberedInOrder([app('a', 'confirmed', 1, 0), app('b', 'rejected', 2, 1)])).toBe(true);
+  });
+});
+
+describe('decisionsOnCreate (the two outcomes before the places are counted)', () => {
+  it('agrees with decideOnCreate with a place free, places unlimited, and no place left', () => {
+    for (const procedure of ['firstcome', 'lot'] as const) {
+      for (const requestedStatus of [null, 'confirmed', 'waitlisted', 'waiting'] as const) {
+        const both = decisionsOnCreate({ procedure, requestedStatus });
+        expect(both.placeFree).toBe(decideOnCreate({ procedure, requestedStatus, vacancies: 3 }));
+        expect(both.placeFree).toBe(decideOnCreate({ procedure, requestedStatus, vacancies: null }));
+        expect(both.full).toBe(decideOnCreate({ procedure, requestedStatus, vacancies: 0 }));
+      }
+    }
+    expect(decisionsOnCreate({ procedure: 'firstcome' })).toEqual({ placeFree: 'confirmed', full: 'waitlisted' });
   });
 });

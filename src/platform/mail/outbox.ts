@@ -37,8 +37,16 @@ export async function queueMails(ctx: MailContext, db: Executor, mails: QueuedMa
   await sql`insert into ${qualified(ctx.tenant.schema, 'outbox')} (uuid, kind, recipient, subject, body, payload)
     select * from unnest(${ids}::uuid[], ${mails.map((m) => m.kind)}::text[], ${mails.map((m) => m.recipient)}::text[],
       ${mails.map((m) => m.subject)}::text[], ${mails.map((m) => m.body)}::text[], ${mails.map((m) => JSON.stringify(m.payload ?? {}))}::jsonb[])`.execute(db);
-  await ctx.jobs?.send(QUEUES.mailSend, { tenant: ctx.tenant.slug }, { db, singletonKey: ctx.tenant.slug });
+  await wakeMailSender(ctx, db);
   return ids;
+}
+
+/**
+ * Enqueues the tenant's send job in the caller's transaction, for outbox rows it wrote itself (the create
+ * statement of an application writes its row together with the application).
+ */
+export async function wakeMailSender(ctx: MailContext, db: Executor): Promise<void> {
+  await ctx.jobs?.send(QUEUES.mailSend, { tenant: ctx.tenant.slug }, { db, singletonKey: ctx.tenant.slug });
 }
 
 export type DispatchOptions = {

@@ -17,7 +17,8 @@ import type { AttendanceOut, ListAttendancesInput, OfferAttendancesInput } from 
 
 // Reads of applications (spec 2.2, 4.3 "List"): one SQL projection per page, every reference joined in.
 
-type Row = {
+/** One application as the projection reads it; `toOut` makes the response of it. */
+export type Row = {
   uuid: string; status: AttendanceState; sorting: number | null; userPriority: number | null;
   allAlternateDates: boolean; consentOutstanding: boolean; heldBack: boolean; decisionReason: string | null;
   createdByAdmin: boolean; fee: number | null; payableSwitchedOff: boolean; paid: boolean; answers: StoredAnswer[];
@@ -40,6 +41,13 @@ export function payableSql(a = 'a', o = 'o'): RawBuilder<boolean> {
     and not ('cancelled' = any(${sql.ref(`${o}.places`)})))`;
 }
 
+/** The first day of the offer aliased `o` (its first date, else its edition's first holiday), epoch ms (D9 age). */
+export function offerFirstDaySql(schema: string): RawBuilder<number | null> {
+  const t = (name: string) => qualified(schema, name);
+  return sql<number | null>`(extract(epoch from coalesce((select min(fd."begin") from ${t('offer_dates')} fd where fd.offer_uuid = o.uuid),
+        (select min(ht.begin_at) from ${t('edition_tasks')} ht where ht.edition_uuid = o.edition_uuid and ht.type = 'holiday'))) * 1000)::float8`;
+}
+
 function projection(ctx: ServiceContext, where: RawBuilder<unknown>, orderBy: RawBuilder<unknown>, limit: number, offset: number) {
   const t = (name: string) => qualified(ctx.tenant.schema, name);
   return sql<Row>`
@@ -54,9 +62,7 @@ function projection(ctx: ServiceContext, where: RawBuilder<unknown>, orderBy: Ra
       -- D9: the pseudonym and the age kept once pseudonymised; until then the age follows the birth date (retention.ts).
       case when p.pseudonymised_at is not null then p.pseudonym end as "participantPseudonym", a.participant_age as "participantAge",
       case when p.pseudonymised_at is null then to_char(p.date_of_birth, 'YYYY-MM-DD') end as "dateOfBirth",
-      (extract(epoch from coalesce((select min(fd."begin") from ${t('offer_dates')} fd where fd.offer_uuid = o.uuid),
-        (select min(ht.begin_at) from ${t('edition_tasks')} ht where ht.edition_uuid = o.edition_uuid and ht.type = 'holiday'))) * 1000)::float8
-        as "offerFirstDay",
+      ${offerFirstDaySql(ctx.tenant.schema)} as "offerFirstDay",
       acc.uuid as "accountUuid", ${fullNameSql('acc')} as "accountName",
       -- Spec 2.2 / D10: the paid receipts covering it (unreversed items of receipts that are no reversal).
       coalesce((select json_agg(ri.receipt_uuid order by rr.seq) from ${t('receipt_items')} ri
@@ -72,7 +78,7 @@ function projection(ctx: ServiceContext, where: RawBuilder<unknown>, orderBy: Ra
     limit ${limit} offset ${offset}`;
 }
 
-function toOut(viewer: Viewer, r: Row): AttendanceOut {
+export function toOut(viewer: Viewer, r: Row): AttendanceOut {
   // Spec 5.5: names the caller may not see are left out and flagged; a pseudonymised participant has none (D9).
   const masked = viewer.kind === 'organiser' && !organiserSeesNames({ status: r.status, heldBack: r.heldBack });
   const participantName = r.pseudonymised ? null : r.participantName;

@@ -1,10 +1,12 @@
 import type { AttendanceState } from '../../domain/attendance-states.js';
 import type { EditionWithTasks, Procedure, TaskType } from '../../domain/edition-phases.js';
 import { firstComePhaseRunning } from '../../domain/participant-list-access.js';
-import { refillCandidates, sortParticipantList, vacancies } from '../../domain/participant-list.js';
+import { LIST_GROUPS, refillCandidates, sortParticipantList, vacancies, type CreateStatus } from '../../domain/participant-list.js';
+import { NOT_COUNTED_FOR_LIMIT } from '../../domain/edition-phases.js';
 import type { ServiceContext } from '../../platform/context.js';
-import { qualified, sql, type Executor } from '../../platform/db/sql.js';
-import { queueMail } from '../../platform/mail/outbox.js';
+import { assertSchemaName, qualified, sql, type Executor } from '../../platform/db/sql.js';
+import { queueMail, type QueuedMail } from '../../platform/mail/outbox.js';
+import { newUuid } from '../../platform/http/ids.js';
 import { QUEUES } from '../../platform/jobs/queue.js';
 import type { ApplicationQuestion } from '../offers/entity.js';
 import { editionProcedureSql } from '../editions/service.js';
@@ -16,6 +18,7 @@ import { accountsOf, statusChanged } from './events.js';
 // the offer's row (`for no key update`): writers of one offer take turns in the database, so places are
 // never overbooked and `sorting` stays 1..n, across processes. Inserts referencing the offer only take a
 // key-share lock, which `for no key update` does not block. Two offers (transfer) are locked in uuid order.
+// A new application takes the same lock inside one statement of its own (`appendApplication` below).
 
 export type LockedOffer = {
   uuid: string;
@@ -26,6 +29,8 @@ export type LockedOffer = {
   applicationQuestions: ApplicationQuestion[];
   /** The edition's effective procedure now (D4). */
   procedure: Procedure;
+  /** D5: called off (nothing of it is payable). */
+  cancelled: boolean;
 };
 
 const table = (ctx: ServiceContext, name: string) => qualified(ctx.tenant.schema, name);
@@ -36,7 +41,8 @@ export async function lockOffers(ctx: ServiceContext, db: Executor, uuids: strin
   for (const uuid of [...new Set(uuids)].sort()) {
     const res = await sql<LockedOffer>`
       select o.uuid, o.name, o.edition_uuid as "editionUuid", o.max_participants as "maxParticipants", o.fee,
-        o.application_questions as "applicationQuestions", ${editionProcedureSql(ctx.tenant.schema, 'e')} as procedure
+        o.application_questions as "applicationQuestions", ${editionProcedureSql(ctx.tenant.schema, 'e')} as procedure,
+        'cancelled' = any(o.places) as cancelled
       from ${table(ctx, 'offers')} o
       join ${table(ctx, 'editions')} e on e.uuid = o.edition_uuid
       where o.uuid = ${uuid}::uuid
@@ -81,6 +87,81 @@ export async function saveOrder(ctx: ServiceContext, db: Executor, rows: ListRow
 /** Renumbers the offer's participant list. Call with the offer locked, after the change is flushed. */
 export async function reorderList(ctx: ServiceContext, db: Executor, offerUuid: string): Promise<void> {
   await saveOrder(ctx, db, await loadList(ctx, db, offerUuid));
+}
+
+// ---- a new application in one statement (the opening rush, issue 10.1) -------------------------------
+
+/** What a new application becomes in one of the two cases (a place free, or none), decided before the lock. */
+export type AppendOutcome = {
+  status: CreateStatus;
+  decisionReason: string | null;
+  /** The charge to post (D8 `chargeTarget`/`chargePostings` for an application without bookings); 0 for none. */
+  charge: number;
+  /** The family's e-mail, when asked for and there is an address. */
+  mail: QueuedMail | null;
+};
+
+export type AppendInput = {
+  uuid: string;
+  participant: string;
+  /** The offer as read before the lock; the function writes nothing when it changed meanwhile. */
+  offer: { uuid: string; editionUuid: string; fee: number; cancelled: boolean; name: string };
+  /** The participant's account (D8: the debtor; else the participant). */
+  account: string | null;
+  heldBack: boolean;
+  allAlternateDates: boolean;
+  /** Booking text of the charge. */
+  chargeText: string;
+  /** The running application phase's maxApplications (D4), null for none. */
+  limit: number | null;
+  placeFree: AppendOutcome;
+  full: AppendOutcome;
+};
+
+export type AppendResult =
+  | {
+    done: true; status: CreateStatus; sorting: number; mailed: boolean;
+    /** The tenant has an enabled webhook: the caller wakes the delivery of the `attendance.created` event. */
+    subscribed: boolean;
+    /** Which outcome it took: a place was free (or places are unlimited), or none. */
+    placeFree: boolean;
+    /** Its createdAt, as the projection reads it. */
+    at: string;
+  }
+  | { done: false; counted: number }
+  | null;
+
+/**
+ * Writes a new application (spec 4.3 "Create") in ONE autocommit statement, the tenant's `append_application`
+ * (migrations/tenant/Migration20261125000200AppendApplication.ts): participant's key-share lock, the child's
+ * maxApplications lock and count when a limit runs, the offer's row lock, a count on a snapshot taken after
+ * it, the outcome for a free place or for none, the application at the end of its group (`appendPosition`),
+ * its charge and the family's outbox row. The offer's lock ends with the statement, so no round trip to this
+ * process happens while it is held. Everything else was read, checked and computed before (the caller).
+ * Returns `{done: false, counted}` when the child has as many applications as the limit allows (nothing
+ * written), and null, nothing written, when the general way must decide (see the migration).
+ * Call outside a transaction: inside one, the locks would last until its commit.
+ */
+export async function appendApplication(ctx: ServiceContext, db: Executor, input: AppendInput): Promise<AppendResult> {
+  const p = {
+    uuid: input.uuid, offer: input.offer.uuid, participant: input.participant, edition: input.offer.editionUuid,
+    fee: input.offer.fee, cancelled: input.offer.cancelled, name: input.offer.name, account: input.account,
+    heldBack: input.heldBack, allAlternateDates: input.allAlternateDates, chargeText: input.chargeText,
+    groups: LIST_GROUPS, placeFree: input.placeFree, full: input.full,
+    limit: input.limit, limitLock: participantLockKey(ctx, input.participant), notCounted: NOT_COUNTED_FOR_LIMIT,
+    debtorUuid: newUuid(), ledgerUuid: newUuid(), bookingUuid: newUuid(), mailUuid: newUuid(), eventUuid: newUuid(),
+  };
+  const res = await sql<{ r: { status?: CreateStatus; placeFree?: boolean; sorting?: number; mailed?: boolean; subscribed?: boolean; at?: string; counted?: number } | null }>`
+    select ${sql.id(assertSchemaName(ctx.tenant.schema), 'append_application')}(${JSON.stringify(p)}::jsonb) as r`.execute(db);
+  const r = res.rows[0]?.r ?? null;
+  if (!r) return null;
+  if (r.counted !== undefined) return { done: false, counted: r.counted };
+  return { done: true, status: r.status!, placeFree: !!r.placeFree, sorting: r.sorting!, mailed: !!r.mailed, subscribed: !!r.subscribed, at: r.at! };
+}
+
+/** The key of the child's advisory lock its creations take turns on (D4 maxApplications). */
+export function participantLockKey(ctx: ServiceContext, participantUuid: string): string {
+  return `max-applications:${ctx.tenant.schema}:${participantUuid}`;
 }
 
 // ---- e-mail to the family (D9: an outbox row in the same transaction) -------------------------------
@@ -129,14 +210,21 @@ export async function queueDecisionMail(ctx: ServiceContext, db: Executor, atten
     where a.uuid = ${attendanceUuid}::uuid`.execute(db);
   const r = res.rows[0];
   if (!r?.email) return false;
-  await queueMail(ctx, db, {
-    kind: `attendance_${r.status}`,
-    recipient: r.email,
-    subject: `${SUBJECTS[r.status]}: ${r.offer}`,
-    body: bodyFor(r.status, r.firstname ?? 'Ihr Kind', r.offer),
-    payload: { attendance: attendanceUuid, offer: r.offerUuid, status: r.status, cause },
-  });
+  await queueMail(ctx, db, decisionMail({ attendance: attendanceUuid, status: r.status, offer: r.offerUuid, offerName: r.offer, firstname: r.firstname, email: r.email, cause }));
   return true;
+}
+
+/** The family's e-mail about an application's state (German, D9), as the outbox stores it. */
+export function decisionMail(m: {
+  attendance: string; status: AttendanceState; offer: string; offerName: string; firstname: string | null; email: string; cause: string;
+}): QueuedMail {
+  return {
+    kind: `attendance_${m.status}`,
+    recipient: m.email,
+    subject: `${SUBJECTS[m.status]}: ${m.offerName}`,
+    body: bodyFor(m.status, m.firstname ?? 'Ihr Kind', m.offerName),
+    payload: { attendance: m.attendance, offer: m.offer, status: m.status, cause: m.cause },
+  };
 }
 
 // ---- refill (spec 4.2, D5, D10) ---------------------------------------------------------------------

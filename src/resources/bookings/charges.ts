@@ -4,7 +4,9 @@ import { qualified, sql, type Executor } from '../../platform/db/sql.js';
 import { ensureLedgers, ledgerKey, postBookings, type NewBooking } from './store.js';
 
 // The one place that posts fee charges and their cancellations (D8, D10 "Money"; spec 3.2 "transitions also
-// update payment records"). Every write to an application calls `syncCharges` for the applications it
+// update payment records"), but for a new application's first charge, which the create statement posts with
+// the amount `chargeTarget`/`chargePostings` give an application without bookings (issue 10.1,
+// src/resources/attendances/writes.ts `appendApplication`). Every write to an application calls `syncCharges` for the applications it
 // touched, inside its transaction (after its changes are flushed): create, transition, PATCH payable,
 // transfer (old and new), delete, refill, the commit of held-back decisions, a participant deleted or moved to
 // another account, an account deleted, an offer moved to another edition, a receipt's reversal, an offer

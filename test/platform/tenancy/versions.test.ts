@@ -24,12 +24,11 @@ beforeAll(async () => {
 });
 afterAll(() => h.close());
 
-/** Makes a test tenant's schema one migration behind: the last migration's table and its bookkeeping row gone. */
+/** Makes a test tenant's schema one migration behind: the last migration's function and its bookkeeping row gone. */
 async function setBack(schema: string) {
   const db = executorOf(h.orm);
-  // The tables of the last tenant migration (Migration20261125000100Webhooks); change it with the next migration.
-  await sql`drop table ${sql.table(`${schema}.webhook_deliveries`)}`.execute(db);
-  await sql`drop table ${sql.table(`${schema}.webhooks`)}`.execute(db);
+  // The function of the last tenant migration (Migration20261125000200AppendApplication); change it with the next migration.
+  await sql`drop function ${sql.id(schema, 'append_application')}(jsonb)`.execute(db);
   await sql`delete from ${sql.table(`${schema}.mikro_orm_migrations`)} where name like ${`${LAST}%`}`.execute(db);
 }
 

@@ -7,6 +7,7 @@ import { readEvents, recordEvent } from '../../../src/platform/events/events.js'
 import { newUuid } from '../../../src/platform/http/ids.js';
 import { deliverWebhooks, type DeliverOptions } from '../../../src/resources/webhooks/delivery.js';
 import { purgeDeliveries } from '../../../src/resources/webhooks/service.js';
+import { createAccount, createEdition, createOffer, createParticipant } from '../money/helpers.js';
 
 // Issue 14: delivery of events to webhooks, through the delivery use case (the `webhook-deliver` job's work) and
 // real HTTP receivers in this process that check every request with the Standard Webhooks reference verifier.
@@ -91,6 +92,28 @@ describe('webhook delivery', () => {
     await record(t, 3);
     expect(pending()).toBeGreaterThan(0);
     expect(pending()).toBeLessThanOrEqual(Math.max(before, 1)); // one queued per municipality, however many events
+  });
+
+  it('an application made in one statement (the rush path) records attendance.created and wakes the delivery', async () => {
+    const t = await h.tenant();
+    const r = await receiver();
+    await subscribe(t, r, { events: ['attendance.created'] });
+    const account = await createAccount(t);
+    const edition = (await createEdition(t, { procedure: 'firstcome' })).uuid;
+    const offer = await createOffer(t, { edition, fee: 500, maxParticipants: 1 });
+    const participant = await createParticipant(t, { account: account.uuid });
+    const queued = () => h.jobs.pending().filter((j) => j.name === 'webhook-deliver' && j.data.tenant === t.slug).length;
+    await h.jobs.drain(); // the jobs of the setup's own events
+    expect(queued()).toBe(0);
+    const made = await t.post('/attendances', { offer: offer.uuid, participant: participant.uuid });
+    expect(made.status, made.text).toBe(201);
+    expect(queued()).toBe(1);
+    await deliverUntil(t, () => r.received.length >= 1);
+    expect(r.received[0]!.verified[0]).toBe(true);
+    expect(r.received[0]!.payload).toMatchObject({ type: 'attendance.created', data: {
+      attendance: made.body.uuid, offer: offer.uuid, edition, participant: participant.uuid, account: account.uuid,
+      status: 'confirmed', heldBack: false,
+    } });
   });
 
   it('POSTs each event once, in order, signed (Standard Webhooks), with the event feed\'s envelope', async () => {
