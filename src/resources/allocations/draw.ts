@@ -1,19 +1,24 @@
-import { allocateByLot, type LotApplication, type LotInterval, type LotOffer, type LotResult } from '../../domain/lottery.js';
-import { sortAfterDecisions } from '../../domain/participant-list.js';
+import type { AttendanceState } from '../../domain/attendance-states.js';
+import { allocateByLot, type LotApplication, type LotInput, type LotInterval, type LotOffer, type LotResult } from '../../domain/lottery.js';
+import { sortAfterDecisions, type SortableApplication } from '../../domain/participant-list.js';
 import { expandOccurrences } from '../../domain/recurrence.js';
 import type { ServiceContext } from '../../platform/context.js';
 import { sql, type Executor } from '../../platform/db/sql.js';
 import { syncCharges } from '../bookings/charges.js';
-import { loadList } from '../attendances/writes.js';
 import { lockEditionOffers, pendingRuns, table, type PendingRun } from './store.js';
 
-// The lottery run (D7, D10 "Lot and commit"), the work of the `edition-allocate` job. With the edition's row
-// and all its offers locked, it loads the edition's `waiting` applications, the offers' places, age limits
-// and dates, and the children's confirmed places in any edition; `allocateByLot` (src/domain/lottery.ts)
-// decides; the decisions are written held back with their reasons, the participant lists are renumbered
-// (the decided ones at the end of their new group, in draw order) and the run is marked finished, all in
-// one transaction. A worker dying mid-run loses nothing: the transaction rolls back, the job runs again and
-// finds the run still pending; a finished run is never drawn twice.
+// The lottery run (D7, D10 "Lot and commit"), the work of the `edition-allocate` job, inside the job's
+// transaction holding the edition's row lock. It loads the edition's `waiting` applications, the offers'
+// places, age limits and dates, and the children's confirmed places in any edition; `allocateByLot`
+// (src/domain/lottery.ts, pure, in memory) decides. Only then are the edition's offers locked (the lock every
+// participant-list writer takes), so applications can still be made and changed while the lot is drawn
+// (issue 10: the offers stay locked only for the writes). Under the lock a fingerprint of what the draw read
+// is compared with the one taken before reading; if a writer got in between, the draw is read and made
+// again under the lock. The decisions are written held back with their reasons, the participant lists
+// renumbered (the decided ones at the end of their new group, in draw order) and the run marked finished,
+// each in one statement for all applications, in the same transaction. A worker dying mid-run loses
+// nothing: the transaction rolls back, the job runs again and finds the run still pending; a finished run
+// is never drawn twice.
 
 const ONE_YEAR_MS = 366 * 86_400_000;
 
@@ -39,9 +44,16 @@ export async function settlePendingRuns(ctx: ServiceContext, db: Executor, editi
   }
 }
 
-async function drawRun(ctx: ServiceContext, db: Executor, editionUuid: string, run: PendingRun): Promise<LotResult> {
-  await lockEditionOffers(ctx, db, editionUuid);
+/** What the draw of one run reads, as the pure function takes it. */
+export type LotDrawInput = LotInput & { offerOf: Map<string, string> };
 
+/**
+ * The inputs of a draw of the edition now (the edition's `waiting` applications, their offers, the
+ * children's confirmed places). Exported for the benchmark, which times `allocateByLot` on them alone.
+ */
+export async function loadLotInput(
+  ctx: ServiceContext, db: Executor, editionUuid: string, run: { seed: number; waitlist: boolean },
+): Promise<LotDrawInput> {
   // D10: the draw depends on the seed and the creation order, never on UUIDs. The rank of creation among the
   // applications drawn (not the table-wide serial) makes an identical scenario draw identically, also in a
   // second edition of the same municipality.
@@ -54,16 +66,47 @@ async function drawRun(ctx: ServiceContext, db: Executor, editionUuid: string, r
     where o.edition_uuid = ${editionUuid}::uuid and a.status = 'waiting'
     order by a.seq`.execute(db);
   const applications = apps.rows;
+  const offerOf = new Map(applications.map((a) => [a.id, a.offerId]));
+  const base = { seed: run.seed, waitlist: run.waitlist, applications, offerOf };
+  if (applications.length === 0) return { ...base, offers: [], existingConfirmed: [] };
+  const offerIds = [...new Set(applications.map((a) => a.offerId))];
+  const participantIds = [...new Set(applications.map((a) => a.participantId))];
+  const [offers, existingConfirmed] = [await loadOffers(ctx, db, offerIds), await loadConfirmedPlaces(ctx, db, participantIds)];
+  return { ...base, offers, existingConfirmed };
+}
 
-  let result: LotResult = { decisions: [], counts: { confirmed: 0, waitlisted: 0, unfulfilled: 0 } };
-  if (applications.length > 0) {
-    const offerIds = [...new Set(applications.map((a) => a.offerId))];
-    const participantIds = [...new Set(applications.map((a) => a.participantId))];
-    const offers = await loadOffers(ctx, db, offerIds);
-    const existingConfirmed = await loadConfirmedPlaces(ctx, db, participantIds);
-    result = allocateByLot({ seed: run.seed, waitlist: run.waitlist, applications, offers, existingConfirmed });
+/**
+ * What a writer holding an offer's lock can change that the draw reads: the edition's offers (places, age
+ * limits, dates) and their applications (state, priority). Equal before the reads and under the lock: nothing
+ * the draw read changed in between.
+ */
+async function drawFingerprint(ctx: ServiceContext, db: Executor, editionUuid: string): Promise<string> {
+  const res = await sql<{ f: string }>`
+    select md5(
+      coalesce((select string_agg(concat_ws(':', o.uuid, o.max_participants, o.min_age, o.max_age, o.modified_at,
+          (select string_agg(concat_ws('/', d."begin", d."end", d.recurrence), ',' order by d."begin", d.uuid)
+            from ${table(ctx, 'offer_dates')} d where d.offer_uuid = o.uuid)), ';' order by o.uuid)
+        from ${table(ctx, 'offers')} o where o.edition_uuid = ${editionUuid}::uuid), '') || '|' ||
+      coalesce((select string_agg(concat_ws(':', a.uuid, a.status, a.user_priority, a.modified_at), ';' order by a.seq)
+        from ${table(ctx, 'attendances')} a join ${table(ctx, 'offers')} o on o.uuid = a.offer_uuid
+        where o.edition_uuid = ${editionUuid}::uuid), '')) as f`.execute(db);
+  return res.rows[0]!.f;
+}
+
+async function drawRun(ctx: ServiceContext, db: Executor, editionUuid: string, run: PendingRun): Promise<LotResult> {
+  const before = await drawFingerprint(ctx, db, editionUuid);
+  let input = await loadLotInput(ctx, db, editionUuid, run);
+  let result = allocateByLot(input);
+  await lockEditionOffers(ctx, db, editionUuid);
+  if ((await drawFingerprint(ctx, db, editionUuid)) !== before) {
+    // A writer changed the edition's applications or offers while the lot was read: draw again under the lock.
+    ctx.log.info({ edition: editionUuid, allocation: run.uuid }, 'lottery inputs changed while drawing; drawn again under the lock');
+    input = await loadLotInput(ctx, db, editionUuid, run);
+    result = allocateByLot(input);
+  }
+  if (result.decisions.length > 0) {
     await writeDecisions(ctx, db, result);
-    await reorderLists(ctx, db, result, new Map(applications.map((a) => [a.id, a.offerId])));
+    await reorderLists(ctx, db, result, input.offerOf);
     // D8: held-back decisions are not final, so nothing is charged yet; the reconciler decides that itself.
     await syncCharges(db, ctx.tenant.schema, result.decisions.map((d) => d.id));
   }
@@ -128,13 +171,24 @@ async function writeDecisions(ctx: ServiceContext, db: Executor, result: LotResu
 /**
  * Renumbers the participant lists the run touched (D10 `sorting`): the decided applications go to the end
  * of their new group in draw order (D7: the waiting list follows the draw), everyone else keeps their place.
+ * All lists are read in one statement and the changed positions written in one.
  */
 async function reorderLists(ctx: ServiceContext, db: Executor, result: LotResult, offerOf: Map<string, string>): Promise<void> {
   const rank = new Map(result.decisions.map((d) => [d.id, d.drawPosition]));
+  const offerUuids = [...new Set(result.decisions.map((d) => offerOf.get(d.id)!))].sort();
+  const res = await sql<{ id: string; offer: string; status: AttendanceState; sorting: number | null; createdMs: number }>`
+    select uuid as id, offer_uuid as offer, status, sorting, (extract(epoch from created_at) * 1000)::float8 as "createdMs"
+    from ${table(ctx, 'attendances')} where offer_uuid = any(${offerUuids}::uuid[])`.execute(db);
+  const lists = new Map<string, SortableApplication[]>();
+  for (const r of res.rows) {
+    const list = lists.get(r.offer) ?? [];
+    if (list.length === 0) lists.set(r.offer, list);
+    list.push({ id: r.id, status: r.status, sorting: r.sorting, createdAt: new Date(r.createdMs) });
+  }
   const ids: string[] = [];
   const sortings: number[] = [];
-  for (const offerUuid of [...new Set(result.decisions.map((d) => offerOf.get(d.id)!))].sort()) {
-    const rows = await loadList(ctx, db, offerUuid);
+  for (const offerUuid of offerUuids) {
+    const rows = lists.get(offerUuid) ?? [];
     const mine = new Map(rows.filter((r) => rank.has(r.id)).map((r) => [r.id, rank.get(r.id)!]));
     const stored = new Map(rows.map((r) => [r.id, r.sorting]));
     for (const r of sortAfterDecisions(rows, mine)) {
@@ -149,4 +203,3 @@ async function reorderLists(ctx: ServiceContext, db: Executor, result: LotResult
     from unnest(${ids}::uuid[], ${sortings}::int[]) as v(id, s)
     where a.uuid = v.id`.execute(db);
 }
-
