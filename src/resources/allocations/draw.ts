@@ -93,20 +93,27 @@ async function drawFingerprint(ctx: ServiceContext, db: Executor, editionUuid: s
   return res.rows[0]!.f;
 }
 
+/** The draw of one run as read before the lock: its inputs, its decisions and the lists it reorders. */
+async function readAndDraw(ctx: ServiceContext, db: Executor, editionUuid: string, run: PendingRun) {
+  const input = await loadLotInput(ctx, db, editionUuid, run);
+  const result = allocateByLot(input);
+  const offerUuids = [...new Set(result.decisions.map((d) => input.offerOf.get(d.id)!))].sort();
+  const lists = await loadLists(ctx, db, offerUuids);
+  return { input, result, lists };
+}
+
 async function drawRun(ctx: ServiceContext, db: Executor, editionUuid: string, run: PendingRun): Promise<LotResult> {
   const before = await drawFingerprint(ctx, db, editionUuid);
-  let input = await loadLotInput(ctx, db, editionUuid, run);
-  let result = allocateByLot(input);
+  let drawn = await readAndDraw(ctx, db, editionUuid, run);
   await lockEditionOffers(ctx, db, editionUuid);
   if ((await drawFingerprint(ctx, db, editionUuid)) !== before) {
     // A writer changed the edition's applications or offers while the lot was read: draw again under the lock.
     ctx.log.info({ edition: editionUuid, allocation: run.uuid }, 'lottery inputs changed while drawing; drawn again under the lock');
-    input = await loadLotInput(ctx, db, editionUuid, run);
-    result = allocateByLot(input);
+    drawn = await readAndDraw(ctx, db, editionUuid, run);
   }
+  const { result, lists } = drawn;
   if (result.decisions.length > 0) {
-    await writeDecisions(ctx, db, result);
-    await reorderLists(ctx, db, result, input.offerOf);
+    await writeDecisions(ctx, db, result, lists);
     // D8: held-back decisions are not final, so nothing is charged yet; the reconciler decides that itself.
     await syncCharges(db, ctx.tenant.schema, result.decisions.map((d) => d.id));
   }
@@ -157,49 +164,50 @@ async function loadConfirmedPlaces(ctx: ServiceContext, db: Executor, participan
 }
 type LotApplicationPlaces = Array<{ participantId: string; dates: LotInterval[] }>;
 
-/** Every decision held back with its reason (D7); a waiting application only (a concurrent change wins). */
-async function writeDecisions(ctx: ServiceContext, db: Executor, result: LotResult): Promise<void> {
-  const ds = result.decisions;
-  await sql`update ${table(ctx, 'attendances')} a
-    set status = v.status, held_back = true, decision_reason = v.reason, status_changed_at = now(),
-      confirmed_at = case when v.status = 'confirmed' then now() else a.confirmed_at end, modified_at = now()
-    from unnest(${ds.map((d) => d.id)}::uuid[], ${ds.map((d) => d.status)}::text[], ${ds.map((d) => d.reason)}::text[])
-      as v(id, status, reason)
-    where a.uuid = v.id and a.status = 'waiting'`.execute(db);
-}
-
-/**
- * Renumbers the participant lists the run touched (D10 `sorting`): the decided applications go to the end
- * of their new group in draw order (D7: the waiting list follows the draw), everyone else keeps their place.
- * All lists are read in one statement and the changed positions written in one.
- */
-async function reorderLists(ctx: ServiceContext, db: Executor, result: LotResult, offerOf: Map<string, string>): Promise<void> {
-  const rank = new Map(result.decisions.map((d) => [d.id, d.drawPosition]));
-  const offerUuids = [...new Set(result.decisions.map((d) => offerOf.get(d.id)!))].sort();
+/** The participant lists of these offers (every application, any state), in one statement. */
+async function loadLists(ctx: ServiceContext, db: Executor, offerUuids: string[]): Promise<Map<string, SortableApplication[]>> {
+  const lists = new Map<string, SortableApplication[]>(offerUuids.map((o) => [o, []]));
+  if (offerUuids.length === 0) return lists;
   const res = await sql<{ id: string; offer: string; status: AttendanceState; sorting: number | null; createdMs: number }>`
     select uuid as id, offer_uuid as offer, status, sorting, (extract(epoch from created_at) * 1000)::float8 as "createdMs"
     from ${table(ctx, 'attendances')} where offer_uuid = any(${offerUuids}::uuid[])`.execute(db);
-  const lists = new Map<string, SortableApplication[]>();
-  for (const r of res.rows) {
-    const list = lists.get(r.offer) ?? [];
-    if (list.length === 0) lists.set(r.offer, list);
-    list.push({ id: r.id, status: r.status, sorting: r.sorting, createdAt: new Date(r.createdMs) });
-  }
+  for (const r of res.rows) lists.get(r.offer)!.push({ id: r.id, status: r.status, sorting: r.sorting, createdAt: new Date(r.createdMs) });
+  return lists;
+}
+
+/**
+ * Writes the run in one statement: every decision held back with its reason (D7), and the participant lists
+ * the run touched renumbered (D10 `sorting`): the decided applications go to the end of their new group in
+ * draw order (D7: the waiting list follows the draw), everyone else keeps their place; only changed rows are
+ * written. A decision is written on a `waiting` application only.
+ */
+async function writeDecisions(ctx: ServiceContext, db: Executor, result: LotResult, lists: Map<string, SortableApplication[]>): Promise<void> {
+  const decided = new Map(result.decisions.map((d) => [d.id, d]));
   const ids: string[] = [];
+  const statuses: (string | null)[] = [];
+  const reasons: (string | null)[] = [];
   const sortings: number[] = [];
-  for (const offerUuid of offerUuids) {
-    const rows = lists.get(offerUuid) ?? [];
-    const mine = new Map(rows.filter((r) => rank.has(r.id)).map((r) => [r.id, rank.get(r.id)!]));
+  for (const rows of lists.values()) {
+    const after = rows.map((r) => (decided.has(r.id) ? { ...r, status: decided.get(r.id)!.status } : r));
+    const ranks = new Map(after.filter((r) => decided.has(r.id)).map((r) => [r.id, decided.get(r.id)!.drawPosition]));
     const stored = new Map(rows.map((r) => [r.id, r.sorting]));
-    for (const r of sortAfterDecisions(rows, mine)) {
-      if (stored.get(r.id) !== r.sorting) {
-        ids.push(r.id);
-        sortings.push(r.sorting);
-      }
+    for (const r of sortAfterDecisions(after, ranks)) {
+      const d = decided.get(r.id);
+      if (!d && stored.get(r.id) === r.sorting) continue;
+      ids.push(r.id);
+      statuses.push(d?.status ?? null);
+      reasons.push(d?.reason ?? null);
+      sortings.push(r.sorting);
     }
   }
   if (ids.length === 0) return;
-  await sql`update ${table(ctx, 'attendances')} a set sorting = v.s, modified_at = now()
-    from unnest(${ids}::uuid[], ${sortings}::int[]) as v(id, s)
-    where a.uuid = v.id`.execute(db);
+  await sql`update ${table(ctx, 'attendances')} a
+    set status = coalesce(v.status, a.status),
+      held_back = a.held_back or v.status is not null,
+      decision_reason = case when v.status is null then a.decision_reason else v.reason end,
+      status_changed_at = case when v.status is null then a.status_changed_at else now() end,
+      confirmed_at = case when v.status = 'confirmed' then now() else a.confirmed_at end,
+      sorting = v.sorting, modified_at = now()
+    from unnest(${ids}::uuid[], ${statuses}::text[], ${reasons}::text[], ${sortings}::int[]) as v(id, status, reason, sorting)
+    where a.uuid = v.id and (v.status is null or a.status = 'waiting')`.execute(db);
 }
