@@ -32,7 +32,8 @@ import { quick, reportResult, type BenchRow } from './result.js';
 // position on the participant list, held back, per child and offer) must be identical. The draw's pure
 // function alone (`allocateByLot` on the inputs the job reads) is reported as a reference.
 // The target is absolute (≤ 5 s), so the baseline of the main row is the target itself.
-// Env: BENCH_PG_URL (default the test PostgreSQL). `--quick`: a tenth of the sizes.
+// Env: BENCH_PG_URL (default the test PostgreSQL), BENCH_LOG_MS (see below), BENCH_BUILD_ONLY=1 (build the data, keep the
+// database, run nothing: for EXPLAIN). `--quick`: a tenth of the sizes.
 const PG = process.env.BENCH_PG_URL || 'postgresql://postgres@127.0.0.1:5432/postgres';
 const SCALE = quick ? 0.1 : 1;
 const OFFERS = Math.round(600 * SCALE);
@@ -103,7 +104,8 @@ async function buildData(db: Executor, tenant: Tenant, lotEdition: string, other
       where k < 2 or j % 2 = 0
       order by md5(j || '-' || k)`.execute(tx);
   });
-  for (const t of ['offers', 'offer_dates', 'accounts', 'participants', 'attendances']) await sql`analyze ${q(t)}`.execute(db);
+  // As after weeks of applications: autovacuum has seen the tables (hint bits set, statistics current).
+  for (const t of ['offers', 'offer_dates', 'accounts', 'participants', 'attendances']) await sql`vacuum analyze ${q(t)}`.execute(db);
   const n = await sql<{ n: number }>`select count(*)::int as n from ${q('attendances')} where status = 'waiting'`.execute(db);
   return n.rows[0]!.n;
 }
@@ -152,6 +154,8 @@ async function main() {
   const admin = new pg.Client({ connectionString: PG });
   await admin.connect();
   await admin.query(`create database ${dbName}`);
+  // Profiling aid: BENCH_LOG_MS=50 logs this database's statements slower than that in the server's log.
+  if (process.env.BENCH_LOG_MS) await admin.query(`alter database ${dbName} set log_min_duration_statement = ${Number(process.env.BENCH_LOG_MS)}`);
   const url = new URL(PG);
   url.pathname = `/${dbName}`;
   const log = createLogger('silent');
@@ -172,6 +176,10 @@ async function main() {
       const other = await createEdition(ctxOf(tenant), createEditionInput.parse({ name: 'Ferienspaß 2027', procedure: 'firstcome' }));
       const waiting = await buildData(db, tenant, lot.uuid, other.uuid);
       built.push({ tenant, edition: lot.uuid, waiting, buildMs: performance.now() - started });
+    }
+    if (process.env.BENCH_BUILD_ONLY) {
+      console.error(`BENCH_BUILD_ONLY: database ${dbName} kept, nothing run`);
+      return;
     }
     console.error(`data: ${built[0]!.waiting} waiting applications, ${OFFERS} offers, ${CHILDREN} children per municipality; built in ${built.map((b) => Math.round(b.buildMs)).join(' / ')} ms`);
 
@@ -238,7 +246,7 @@ async function main() {
     if (!same) process.exitCode = 1;
   } finally {
     await orm?.close();
-    await admin.query(`drop database if exists ${dbName} with (force)`);
+    if (!process.env.BENCH_BUILD_ONLY) await admin.query(`drop database if exists ${dbName} with (force)`);
     await admin.end();
     smtp.close();
   }

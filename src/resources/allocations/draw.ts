@@ -4,7 +4,6 @@ import { sortAfterDecisions, type SortableApplication } from '../../domain/parti
 import { expandOccurrences } from '../../domain/recurrence.js';
 import type { ServiceContext } from '../../platform/context.js';
 import { sql, type Executor } from '../../platform/db/sql.js';
-import { syncCharges } from '../bookings/charges.js';
 import { lockEditionOffers, pendingRuns, table, type PendingRun } from './store.js';
 
 // The lottery run (D7, D10 "Lot and commit"), the work of the `edition-allocate` job, inside the job's
@@ -34,14 +33,22 @@ function intervals(dates: DateRow[], horizonMs: number | null): LotInterval[] {
 }
 
 /**
- * Draws the edition's pending runs up to `upToSeq`, oldest first. Call inside a transaction holding the
- * edition's row lock (store.ts `lockEdition`).
+ * Draws the edition's pending runs up to `upToSeq`, oldest first, and returns the applications decided. Call
+ * inside a transaction holding the edition's row lock (store.ts `lockEdition`). `final`: the caller (the
+ * commit job) releases the decisions in this same transaction, so they are written released at once instead
+ * of held back and then released (one write of each application instead of two; no one can see the
+ * difference, as nothing outside the transaction sees the held-back state in between).
  */
-export async function settlePendingRuns(ctx: ServiceContext, db: Executor, editionUuid: string, upToSeq: number): Promise<void> {
+export async function settlePendingRuns(
+  ctx: ServiceContext, db: Executor, editionUuid: string, upToSeq: number, opts: { final?: boolean } = {},
+): Promise<string[]> {
+  const decided: string[] = [];
   for (const run of await pendingRuns(ctx, db, editionUuid, upToSeq)) {
-    const result = await drawRun(ctx, db, editionUuid, run);
+    const result = await drawRun(ctx, db, editionUuid, run, opts.final === true);
+    for (const d of result.decisions) decided.push(d.id);
     ctx.log.info({ edition: editionUuid, allocation: run.uuid, ...result.counts }, 'lottery run drawn');
   }
+  return decided;
 }
 
 /** What the draw of one run reads, as the pure function takes it. */
@@ -102,7 +109,7 @@ async function readAndDraw(ctx: ServiceContext, db: Executor, editionUuid: strin
   return { input, result, lists };
 }
 
-async function drawRun(ctx: ServiceContext, db: Executor, editionUuid: string, run: PendingRun): Promise<LotResult> {
+async function drawRun(ctx: ServiceContext, db: Executor, editionUuid: string, run: PendingRun, final: boolean): Promise<LotResult> {
   const before = await drawFingerprint(ctx, db, editionUuid);
   let drawn = await readAndDraw(ctx, db, editionUuid, run);
   await lockEditionOffers(ctx, db, editionUuid);
@@ -112,11 +119,10 @@ async function drawRun(ctx: ServiceContext, db: Executor, editionUuid: string, r
     drawn = await readAndDraw(ctx, db, editionUuid, run);
   }
   const { result, lists } = drawn;
-  if (result.decisions.length > 0) {
-    await writeDecisions(ctx, db, result, lists);
-    // D8: held-back decisions are not final, so nothing is charged yet; the reconciler decides that itself.
-    await syncCharges(db, ctx.tenant.schema, result.decisions.map((d) => d.id));
-  }
+  // D8: no charge reconciliation here. A decision held back is never payable, and neither is the `waiting`
+  // application it decides, so no charge target changes (a paid one stays charged either way); the commit
+  // reconciles every application it releases (release.ts), including these when `final`.
+  if (result.decisions.length > 0) await writeDecisions(ctx, db, result, lists, !final);
   await sql`update ${table(ctx, 'edition_allocations')}
     set finished_at = now(), confirmed = ${result.counts.confirmed}, waitlisted = ${result.counts.waitlisted},
       unfulfilled = ${result.counts.unfulfilled}
@@ -176,12 +182,15 @@ async function loadLists(ctx: ServiceContext, db: Executor, offerUuids: string[]
 }
 
 /**
- * Writes the run in one statement: every decision held back with its reason (D7), and the participant lists
+ * Writes the run in one statement: every decision with its reason, held back (D7; unless the commit releases
+ * it in the same transaction), and the participant lists
  * the run touched renumbered (D10 `sorting`): the decided applications go to the end of their new group in
  * draw order (D7: the waiting list follows the draw), everyone else keeps their place; only changed rows are
  * written. A decision is written on a `waiting` application only.
  */
-async function writeDecisions(ctx: ServiceContext, db: Executor, result: LotResult, lists: Map<string, SortableApplication[]>): Promise<void> {
+async function writeDecisions(
+  ctx: ServiceContext, db: Executor, result: LotResult, lists: Map<string, SortableApplication[]>, heldBack: boolean,
+): Promise<void> {
   const decided = new Map(result.decisions.map((d) => [d.id, d]));
   const ids: string[] = [];
   const statuses: (string | null)[] = [];
@@ -203,7 +212,7 @@ async function writeDecisions(ctx: ServiceContext, db: Executor, result: LotResu
   if (ids.length === 0) return;
   await sql`update ${table(ctx, 'attendances')} a
     set status = coalesce(v.status, a.status),
-      held_back = a.held_back or v.status is not null,
+      held_back = case when v.status is null then a.held_back else ${heldBack} end,
       decision_reason = case when v.status is null then a.decision_reason else v.reason end,
       status_changed_at = case when v.status is null then a.status_changed_at else now() end,
       confirmed_at = case when v.status = 'confirmed' then now() else a.confirmed_at end,

@@ -11,27 +11,26 @@ import { lockEditionOffers, table } from './store.js';
 // outbox in the same transaction (D9). Idempotent: run again, it finds nothing held back and does nothing,
 // so a family is never told twice.
 
-/** Releases the edition's held-back decisions; returns the applications released. Call with the edition locked. */
+/**
+ * Releases the edition's held-back decisions; returns the applications released. Call with the edition locked.
+ * `decided`: applications the commit job's own draw just decided, written final already (draw.ts `final`):
+ * they are charged and told like the released ones.
+ */
 export async function releaseHeldBack(
-  ctx: ServiceContext, db: Executor, edition: { uuid: string; name: string }, notify: boolean,
+  ctx: ServiceContext, db: Executor, edition: { uuid: string; name: string }, notify: boolean, decided: readonly string[] = [],
 ): Promise<string[]> {
   await lockEditionOffers(ctx, db, edition.uuid);
-  // One statement releases them and returns what the family e-mails need (D10: the account's address, else
-  // the child's own), so the 20,000 rows of a large lot are not read a second time.
-  const released = await sql<ReleasedDecision & { uuid: string }>`
+  const released = await sql<{ uuid: string }>`
     update ${table(ctx, 'attendances')} a set held_back = false, modified_at = now()
-    from ${table(ctx, 'offers')} o, ${table(ctx, 'participants')} p
-    left join ${table(ctx, 'accounts')} acc on acc.uuid = p.account_uuid
-    where o.uuid = a.offer_uuid and o.edition_uuid = ${edition.uuid}::uuid and a.held_back and p.uuid = a.participant_uuid
-    returning a.uuid, a.uuid as "attendanceId", coalesce(acc.uuid, p.uuid) as "familyId", coalesce(acc.email, p.email) as recipient,
-      p.uuid as "participantId", case when p.pseudonymised_at is null then p.firstname end as firstname,
-      o.name as "offerName", a.status, a.fee`.execute(db);
-  const ids = released.rows.map((r) => r.uuid);
+    from ${table(ctx, 'offers')} o
+    where o.uuid = a.offer_uuid and o.edition_uuid = ${edition.uuid}::uuid and a.held_back
+    returning a.uuid`.execute(db);
+  const ids = [...new Set([...decided, ...released.rows.map((r) => r.uuid)])];
   if (ids.length === 0) return [];
   // D8: a decision that became final with a confirmed place is charged its fee.
   await syncCharges(db, ctx.tenant.schema, ids);
   if (notify) {
-    const mails = composeDecisionMails(edition.name, released.rows.map(({ uuid: _, ...r }) => r));
+    const mails = composeDecisionMails(edition.name, await loadReleased(ctx, db, ids));
     await queueMails(ctx, db, mails.map((m) => ({
       kind: 'edition_decisions', recipient: m.recipient, subject: m.subject, body: m.body,
       payload: { edition: edition.uuid, attendances: m.attendanceIds, cause: 'commit' },
@@ -39,4 +38,18 @@ export async function releaseHeldBack(
   }
   ctx.log.info({ edition: edition.uuid, released: ids.length, notify }, 'held-back decisions committed');
   return ids;
+}
+
+/** The released applications as the family e-mail needs them (D10: the account's address, else the child's own). */
+async function loadReleased(ctx: ServiceContext, db: Executor, ids: string[]): Promise<ReleasedDecision[]> {
+  const res = await sql<ReleasedDecision>`
+    select a.uuid as "attendanceId", coalesce(acc.uuid, p.uuid) as "familyId", coalesce(acc.email, p.email) as recipient,
+      p.uuid as "participantId", case when p.pseudonymised_at is null then p.firstname end as firstname,
+      o.name as "offerName", a.status, a.fee
+    from ${table(ctx, 'attendances')} a
+    join ${table(ctx, 'offers')} o on o.uuid = a.offer_uuid
+    join ${table(ctx, 'participants')} p on p.uuid = a.participant_uuid
+    left join ${table(ctx, 'accounts')} acc on acc.uuid = p.account_uuid
+    where a.uuid = any(${ids}::uuid[])`.execute(db);
+  return res.rows;
 }

@@ -101,7 +101,7 @@ export async function runCommitJob(ctx: ServiceContext, data: TenantJobData): Pr
     const db = dbOf(em);
     const edition = await lockEdition(ctx, db, editionUuid);
     if (!edition) return;
-    await settlePendingRuns(ctx, db, editionUuid, upToRun);
-    await releaseHeldBack(ctx, db, edition, notify);
+    const decided = await settlePendingRuns(ctx, db, editionUuid, upToRun, { final: true });
+    await releaseHeldBack(ctx, db, edition, notify, decided);
   });
 }

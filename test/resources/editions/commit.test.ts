@@ -162,6 +162,34 @@ describe('POST /editions/{uuid}/commit', () => {
     await h.jobs.drain();
     expect((await getEdition(t, edition.uuid)).allocations).toEqual(edited.allocations);
   });
+  it('a commit that draws the pending allocation itself writes the decisions final: charged, mailed once, with their reasons', async () => {
+    // The commit's own draw writes its decisions released at once (one write per application): the result must
+    // be the same as drawing, holding back and releasing.
+    const edition = await lot(t, { name: 'Sommer 6' });
+    const offer = await offerOn(t, edition.uuid, 6, 1, { name: 'Segeln', fee: 900 });
+    const family = await createAccount(t, { email: 'segel-familie@example.org' });
+    const jo = await createParticipant(t, { firstname: 'Jo', account: family.uuid });
+    const max = await createParticipant(t, { firstname: 'Max', account: family.uuid });
+    await applyLot(t, offer.uuid, jo.uuid);
+    await applyLot(t, offer.uuid, max.uuid);
+    await allocate(t, edition.uuid, { seed: 8 });
+    await commit(t, edition.uuid, { notify: true });
+    const [, commitJob] = h.jobs.pending();
+    await runCommitJob(t.context(), commitJob.data);
+    const rows = await list(t, offer.uuid);
+    expect(rows.map((a) => [a.status, a.heldBack])).toEqual([['confirmed', false], ['waitlisted', false]]);
+    expect(rows.every((a) => /^Losverfahren: .*\(Runde 1, Ziehung [12]\)$/.test(a.decisionReason))).toBe(true);
+    expect(rows.map((a) => a.payable)).toEqual([true, false]);
+    const ledgers = await t.get(`/ledgers?edition=${edition.uuid}`);
+    expect(ledgers.status, ledgers.text).toBe(200);
+    expect(ledgers.body.map((l: any) => l.balance)).toEqual([900]);
+    const mine = (await mailsOfKind(h, t, 'edition_decisions')).filter((m) => m.recipient === family.email);
+    expect(mine).toHaveLength(1);
+    expect(mine[0].body).toContain('Platz erhalten (Teilnahmebeitrag 9,00 €)');
+    expect(mine[0].body).toMatch(/Jo:\n- „Segeln“: .*\n\nMax:\n- „Segeln“: /);
+    await h.jobs.drain();
+    expect((await list(t, offer.uuid)).map((a) => [a.status, a.heldBack])).toEqual([['confirmed', false], ['waitlisted', false]]);
+  });
 });
 
 describe('commit: refusals', () => {
