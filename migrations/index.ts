@@ -9,6 +9,7 @@ import { Migration20261121006000Allocations } from './tenant/Migration2026112100
 import { Migration20261124100000OutboxDelivery } from './tenant/Migration20261124100000OutboxDelivery.js';
 import { Migration20261124150000Retention } from './tenant/Migration20261124150000Retention.js';
 import { Migration20261124200813IdempotencyKeys } from './tenant/Migration20261124200813IdempotencyKeys.js';
+import { Migration20261124220000AllocationCommitRequested } from './tenant/Migration20261124220000AllocationCommitRequested.js';
 
 // Explicit, ordered lists (no globbing at run time). Add new migrations at the end of their list.
 export const controlMigrations = [
@@ -26,4 +27,5 @@ export const tenantMigrations = [
   { name: 'Migration20261124100000OutboxDelivery', class: Migration20261124100000OutboxDelivery },
   { name: 'Migration20261124150000Retention', class: Migration20261124150000Retention },
   { name: 'Migration20261124200813IdempotencyKeys', class: Migration20261124200813IdempotencyKeys },
+  { name: 'Migration20261124220000AllocationCommitRequested', class: Migration20261124220000AllocationCommitRequested },
 ];

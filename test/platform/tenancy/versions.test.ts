@@ -24,10 +24,11 @@ beforeAll(async () => {
 });
 afterAll(() => h.close());
 
-/** Makes a test tenant's schema one migration behind: the last migration's table and its bookkeeping row gone. */
+/** Makes a test tenant's schema one migration behind: the last migration's column and its bookkeeping row gone. */
 async function setBack(schema: string) {
   const db = executorOf(h.orm);
-  await sql`drop table ${sql.table(`${schema}.idempotency_keys`)}`.execute(db);
+  expect(LAST).toBe('Migration20261124220000AllocationCommitRequested');
+  await sql`alter table ${sql.table(`${schema}.edition_allocations`)} drop column commit_requested_at`.execute(db);
   await sql`delete from ${sql.table(`${schema}.mikro_orm_migrations`)} where name like ${`${LAST}%`}`.execute(db);
 }
 
