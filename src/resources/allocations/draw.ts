@@ -90,11 +90,11 @@ export async function loadLotInput(
 async function drawFingerprint(ctx: ServiceContext, db: Executor, editionUuid: string): Promise<string> {
   const res = await sql<{ f: string }>`
     select md5(
-      coalesce((select string_agg(concat_ws(':', o.uuid, o.max_participants, o.min_age, o.max_age, o.modified_at,
-          (select string_agg(concat_ws('/', d."begin", d."end", d.recurrence), ',' order by d."begin", d.uuid)
+      coalesce((select string_agg(format('%s:%s:%s:%s:%s:%s', o.uuid, o.max_participants, o.min_age, o.max_age, o.modified_at,
+          (select string_agg(format('%s/%s/%s', d."begin", d."end", d.recurrence), ',' order by d."begin", d.uuid)
             from ${table(ctx, 'offer_dates')} d where d.offer_uuid = o.uuid)), ';' order by o.uuid)
         from ${table(ctx, 'offers')} o where o.edition_uuid = ${editionUuid}::uuid), '') || '|' ||
-      coalesce((select string_agg(concat_ws(':', a.uuid, a.status, a.user_priority, a.modified_at), ';' order by a.seq)
+      coalesce((select string_agg(format('%s:%s:%s:%s', a.uuid, a.status, a.user_priority, a.modified_at), ';' order by a.seq)
         from ${table(ctx, 'attendances')} a join ${table(ctx, 'offers')} o on o.uuid = a.offer_uuid
         where o.edition_uuid = ${editionUuid}::uuid), '')) as f`.execute(db);
   return res.rows[0]!.f;
