@@ -1,16 +1,29 @@
 // A thousand municipalities (issue 10, part 4): creating N tenants, a no-op `migrate` over N schemas, a replica
-// start (`src/main.ts --role api`) with N tenant files until "listening on", and the API process's memory.
+// start (`src/main.ts --role api`) with N tenant files until "listening on", `migrate` of N new schemas, the
+// page (anonymous GET /offers) with N schemas and traffic spread over N/2 of them against traffic on one
+// tenant (autocannon, the app in its own process, bench/app-server.ts), and the API process's memory at 1 and
+// at N tenants after warm-up. Reports through bench/result.ts. `--quick`: 100 tenants, shorter load.
 //   npm run bench:tenants                      # BENCH_TENANTS=1000 by default
 //   BENCH_TENANTS=300 BENCH_ROOT=/tmp/old-checkout npm run bench:tenants   # the same against other code
 // A scratch database on the machine's PostgreSQL (BENCH_PG_URL), dropped at the end; a throwaway TENANTS_DIR.
 // Every step runs the code of BENCH_ROOT (default: this checkout) as a child process, as an operator would.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import autocannon from 'autocannon';
+import os from 'node:os';
 import pg from 'pg';
+import { createOrm, migrateTenantSchema } from '../src/platform/db/orm.js';
+import { mapLimit, migrateConcurrency } from '../src/platform/tenancy/versions.js';
+import { seedDemo } from '../src/demo/seed.js';
+import { quick, reportResult, type BenchRow } from './result.js';
 
-const N = Number(process.env.BENCH_TENANTS ?? 1000);
+const N = Number(process.env.BENCH_TENANTS ?? (quick ? 100 : 1000));
+const SPREAD = Math.max(1, Math.floor(N / 2));
+const SECONDS = Number(process.env.BENCH_SECONDS ?? (quick ? 3 : 10));
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? (quick ? 1 : 3));
+const CONNECTIONS = 32;
 const root = path.resolve(process.env.BENCH_ROOT ?? '.');
 const server = process.env.BENCH_PG_URL || 'postgresql://postgres@127.0.0.1:5432/postgres';
 const dbName = `bench_tenants_${Date.now().toString(36)}`;
@@ -72,6 +85,111 @@ function startApi(tenantsDir: string): Promise<{ ms: number; rss: number }> {
   });
 }
 
+
+type AppServer = { child: ReturnType<typeof spawn>; port: number; memory: () => Promise<{ rss: number; heapUsed: number }> };
+
+/** The real app in its own process (bench/app-server.ts: generous rate limits), PUBLIC_CACHE_MS=0 so every request reaches the database. */
+function startAppServer(): Promise<AppServer> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/app-server.ts'], {
+    cwd: path.resolve('.'), env: { ...process.env, DATABASE_URL, PORT: '0', PUBLIC_CACHE_MS: '0', LOG_LEVEL: 'silent' }, stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  let out = '';
+  child.stdout!.on('data', (c) => (out += c));
+  const memory = () => new Promise<{ rss: number; heapUsed: number }>((resolve) => {
+    const before = out.length;
+    child.kill('SIGUSR2');
+    const poll = setInterval(() => {
+      const m = /memory (\{.*\})/.exec(out.slice(before));
+      if (m) {
+        clearInterval(poll);
+        const v = JSON.parse(m[1]!);
+        resolve({ rss: v.rss / 2 ** 20, heapUsed: v.heapUsed / 2 ** 20 });
+      }
+    }, 20);
+  });
+  return new Promise((resolve, reject) => {
+    const poll = setInterval(() => {
+      const m = /listening (\d+)/.exec(out);
+      if (m) {
+        clearInterval(poll);
+        resolve({ child, port: Number(m[1]), memory });
+      }
+    }, 20);
+    child.on('exit', (code) => { clearInterval(poll); reject(new Error(`app server exited (${code}): ${out}`)); });
+  });
+}
+
+async function stopAppServer(s: AppServer) {
+  s.child.removeAllListeners('exit');
+  s.child.kill('SIGTERM');
+  await new Promise((r) => (s.child.exitCode !== null ? r(null) : s.child.once('exit', r)));
+}
+
+const TICK = 100;
+/** CPU seconds (user + system) of a process, from /proc. */
+function cpuOf(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(f[11]) + Number(f[12])) / TICK;
+  } catch {
+    return 0;
+  }
+}
+/** CPU seconds of the PostgreSQL backends serving the scratch database (their process title names it). */
+function postgresCpu(): number {
+  let sum = 0;
+  for (const e of readdirSync('/proc')) {
+    if (!/^\d+$/.test(e)) continue;
+    try {
+      if (readFileSync(`/proc/${e}/comm`, 'utf8').trim() !== 'postgres') continue;
+      if (!readFileSync(`/proc/${e}/cmdline`, 'utf8').includes(` ${dbName} `)) continue;
+      sum += cpuOf(Number(e));
+    } catch {
+      // gone
+    }
+  }
+  return sum;
+}
+const cpu = { one: [] as { node: number; pg: number }[], spread: [] as { node: number; pg: number }[] };
+
+/** GET /api/offers (the default page) with autocannon, each connection cycling through the hosts. */
+async function page(port: number, hosts: string[], seconds: number, pid?: number, into?: { node: number; pg: number }[]): Promise<number> {
+  const [node0, pg0] = [pid ? cpuOf(pid) : 0, postgresCpu()];
+  const result = await autocannon({
+    url: `http://127.0.0.1:${port}`,
+    connections: CONNECTIONS,
+    duration: seconds,
+    requests: hosts.map((host) => ({ method: 'GET', path: '/api/offers', headers: { host } })),
+  });
+  const failed = result.errors + result.timeouts + result.non2xx;
+  if (failed > 0) throw new Error(`GET /offers: ${result.errors} errors, ${result.timeouts} timeouts, ${result.non2xx} non-2xx`);
+  if (pid && into) into.push({ node: (1000 * (cpuOf(pid) - node0)) / result.requests.total, pg: (1000 * (postgresCpu() - pg0)) / result.requests.total });
+  return result.requests.total / result.duration;
+}
+
+const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor((xs.length - 1) / 2)]!;
+const host = (i: number) => `m${String(i).padStart(4, '0')}.bench.example`;
+const schemaOf = (i: number) => `t_m${String(i).padStart(4, '0')}`;
+
+/** Copies the demo programme's offers (and what they show) from m0000 into m0001..m<count>, by SQL. */
+async function copyOffers(count: number) {
+  const c = new pg.Client({ connectionString: DATABASE_URL });
+  await c.connect();
+  try {
+    for (let i = 1; i <= count; i++) {
+      await c.query('begin');
+      for (const t of ['organisers', 'categories', 'editions', 'edition_tasks', 'offers', 'offer_dates', 'offer_hosts', 'offer_categories']) {
+        await c.query(`insert into "${schemaOf(i)}"."${t}" select * from "${schemaOf(0)}"."${t}"`);
+      }
+      await c.query('commit');
+    }
+    await c.query('analyze');
+  } finally {
+    await c.end();
+  }
+}
+
 function tenantFiles(n: number): string {
   const dir = mkdtempSync(path.join(tmpdir(), 'bench-tenants-'));
   for (let i = 0; i < n; i++) {
@@ -86,6 +204,12 @@ const one = tenantFiles(1);
 const many = tenantFiles(N);
 await admin(`create database ${dbName}`);
 const rows: [string, string][] = [];
+let memory1 = { rss: NaN, heapUsed: NaN };
+let memoryN = { rss: NaN, heapUsed: NaN };
+const rps = { one: [] as number[], spread: [] as number[] };
+let migrateNewMs = NaN;
+const perSchema = { script: [] as number[], migrator: [] as number[] };
+let replicaMs = NaN;
 try {
   console.error(`code: ${root}; database: ${dbName}; ${N} tenants`);
   const first = await startApi(one);
@@ -93,6 +217,19 @@ try {
   const warm1 = await startApi(one);
   rows.push(['start with 1 tenant (nothing to do)', s(warm1.ms)]);
   rows.push(['API RSS with 1 tenant', `${warm1.rss.toFixed(0)} MB`]);
+
+  // The one tenant gets the demo programme (63 offers); the app serves its page for a while: memory at 1 tenant.
+  const seeding = await createOrm(DATABASE_URL, { poolMax: 2 });
+  try { await seedDemo(seeding, 'm0000'); } finally { await seeding.close(); }
+  {
+    const app = await startAppServer();
+    try {
+      await page(app.port, [host(0)], SECONDS);
+      memory1 = await app.memory();
+    } finally {
+      await stopAppServer(app);
+    }
+  }
 
   const sync = await run(['src/cli/index.ts', 'tenant', 'sync'], { TENANTS_DIR: many });
   if (sync.code !== 0) throw new Error(`tenant sync failed:\n${sync.out.slice(-2000)}`);
@@ -106,6 +243,7 @@ try {
 
   const start = await startApi(many);
   rows.push([`replica start (--role api) with ${N} tenant files, all up to date`, s(start.ms)]);
+  replicaMs = start.ms;
   rows.push([`API RSS with ${N} tenants`, `${start.rss.toFixed(0)} MB`]);
 
   // Migrating N schemas from nothing with the operator's `migrate`: N more tenants registered by SQL (no
@@ -117,9 +255,52 @@ try {
   const full = await run(['src/cli/index.ts', 'migrate'], {});
   if (full.code !== 0) throw new Error(`migrate failed:\n${full.out.slice(-2000)}`);
   rows.push([`migrate of ${N} new schemas (all tenant migrations each; ${2 * N} registered)`, s(full.ms)]);
+  migrateNewMs = full.ms;
   const count = await r.query<{ n: string }>(`select count(*) as n from pg_namespace where nspname like 't\\_%'`);
   await r.end();
   rows.push(['tenant schemas in the database', count.rows[0]!.n]);
+
+  // Where the time of a new schema goes: the same-run comparison of the migrator (statement by statement, its
+  // bookkeeping per migration) and the one-script path, batches of 20 new schemas alternating, at the
+  // concurrency `migrate` uses (in this process, so no CLI start-up).
+  {
+    const orm = await createOrm(DATABASE_URL, { poolMax: 16 });
+    try {
+      for (let b = 0; b < (quick ? 2 : 4); b++) {
+        for (const way of b % 2 ? ['migrator', 'script'] as const : ['script', 'migrator'] as const) {
+          const names = Array.from({ length: 20 }, (_, i) => `t_probe_${way}_${b}_${i}`);
+          const t0 = performance.now();
+          await mapLimit(names, migrateConcurrency(), (schema) => migrateTenantSchema(orm, schema, { script: way === 'script' }));
+          perSchema[way].push((performance.now() - t0) / names.length);
+        }
+      }
+    } finally {
+      await orm.close();
+    }
+    rows.push([`a new schema, wall time per schema at concurrency ${migrateConcurrency()}: one script / the migrator (same run, median of batches of 20)`,
+      `${median(perSchema.script).toFixed(0)} ms / ${median(perSchema.migrator).toFixed(0)} ms`]);
+  }
+
+  // The page: SPREAD municipalities with the demo's offers; traffic on one of them against traffic spread over
+  // all SPREAD (each connection cycles through their hosts), alternating, after a warm-up that visits each.
+  await copyOffers(SPREAD);
+  const spread = Array.from({ length: SPREAD }, (_, i) => host(i + 1));
+  const app = await startAppServer();
+  try {
+    await page(app.port, spread, Math.max(3, SECONDS / 2));
+    await page(app.port, [host(1)], Math.max(3, SECONDS / 2));
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const which of round % 2 ? ['spread', 'one'] as const : ['one', 'spread'] as const) {
+        const r = await page(app.port, which === 'one' ? [host(1)] : spread, SECONDS, app.child.pid, cpu[which]);
+        rps[which].push(r);
+        const c = cpu[which].at(-1)!;
+        console.error(`  round ${round + 1} ${which.padEnd(6)} ${r.toFixed(1)} req/s  CPU ms/request node ${c.node.toFixed(1)} + pg ${c.pg.toFixed(1)}  load ${os.loadavg()[0]!.toFixed(1)}`);
+      }
+    }
+    memoryN = await app.memory();
+  } finally {
+    await stopAppServer(app);
+  }
 } finally {
   await admin(`drop database if exists ${dbName} with (force)`).catch((e) => console.error(`drop failed: ${e}`));
   rmSync(one, { recursive: true, force: true });
@@ -127,3 +308,31 @@ try {
 }
 console.log(`| step | time |\n|---|---|`);
 for (const [k, v] of rows) console.log(`| ${k} | ${v} |`);
+
+const ratio = median(rps.spread) / median(rps.one);
+const report: BenchRow[] = [
+  {
+    name: `GET /offers (anonymous, default page, cache off), ${N} schemas, traffic spread over ${SPREAD} vs on one tenant, req/s (median of ${ROUNDS})`,
+    value: Number(median(rps.spread).toFixed(1)), unit: 'req/s', baseline: Number(median(rps.one).toFixed(1)), ratio, target: '≥ 0.85', met: ratio >= 0.85,
+  },
+  {
+    name: 'CPU per request (under load, medians), one tenant / spread: app process + its PostgreSQL backends',
+    value: Number((median(cpu.one.map((c) => c.node)) + median(cpu.one.map((c) => c.pg))).toFixed(1)),
+    unit: `ms (node ${median(cpu.one.map((c) => c.node)).toFixed(1)} + pg ${median(cpu.one.map((c) => c.pg)).toFixed(1)}; spread: node ${median(cpu.spread.map((c) => c.node)).toFixed(1)} + pg ${median(cpu.spread.map((c) => c.pg)).toFixed(1)})`,
+  },
+  { name: `migrate of ${N} new schemas (MIGRATE_CONCURRENCY ${process.env.MIGRATE_CONCURRENCY ?? 'default'})`, value: Number((migrateNewMs / 1000).toFixed(1)), unit: 's', baseline: 60, ratio: migrateNewMs / 60_000, target: '≤ 60 s', met: migrateNewMs <= 60_000 },
+  {
+    name: `a new schema, wall time per schema: one script vs the migrator (same run; concurrency ${migrateConcurrency()})`,
+    value: Math.round(median(perSchema.script)), unit: 'ms', baseline: Math.round(median(perSchema.migrator)), ratio: median(perSchema.script) / median(perSchema.migrator),
+  },
+  { name: `replica start (--role api) with ${N} tenants, to listening`, value: Number((replicaMs / 1000).toFixed(1)), unit: 's', baseline: 5, ratio: replicaMs / 5000, target: '≤ 5 s', met: replicaMs <= 5000 },
+  { name: 'API process memory after warm-up, 1 tenant: RSS / V8 heap used', value: Math.round(memory1.rss), unit: `MB (heap ${Math.round(memory1.heapUsed)} MB)` },
+  { name: `API process memory after warm-up, ${N} tenants (${SPREAD} served): RSS / V8 heap used`, value: Math.round(memoryN.rss), unit: `MB (heap ${Math.round(memoryN.heapUsed)} MB)` },
+];
+reportResult({
+  scenario: 'tenants',
+  title: 'A thousand municipalities (issue 10.4)',
+  inputs: { tenants: N, spread: SPREAD, seconds: SECONDS, rounds: ROUNDS, connections: CONNECTIONS, quick, load: os.loadavg().map((x) => x.toFixed(1)).join(' ') },
+  rows: report,
+  notes: rows.map(([k, v]) => `${k}: ${v}`),
+});

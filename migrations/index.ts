@@ -12,6 +12,7 @@ import { Migration20261124200813IdempotencyKeys } from './tenant/Migration202611
 import { Migration20261125000000Events } from './tenant/Migration20261125000000Events.js';
 import { Migration20261125000100Webhooks } from './tenant/Migration20261125000100Webhooks.js';
 import { Migration20261125000200AppendApplication } from './tenant/Migration20261125000200AppendApplication.js';
+import { Migration20261125000300AllocationCommitRequested } from './tenant/Migration20261125000300AllocationCommitRequested.js';
 
 // Explicit, ordered lists (no globbing at run time). Add new migrations at the end of their list.
 export const controlMigrations = [
@@ -32,4 +33,5 @@ export const tenantMigrations = [
   { name: 'Migration20261125000000Events', class: Migration20261125000000Events },
   { name: 'Migration20261125000100Webhooks', class: Migration20261125000100Webhooks },
   { name: 'Migration20261125000200AppendApplication', class: Migration20261125000200AppendApplication },
+  { name: 'Migration20261125000300AllocationCommitRequested', class: Migration20261125000300AllocationCommitRequested },
 ];

@@ -5,7 +5,7 @@ import { note, out } from './output.js';
 import { withRuntime } from './runtime.js';
 
 // `migrate` (D1): the control schema, then every tenant schema (one version check finds those behind; they
-// are migrated MIGRATE_CONCURRENCY at a time, default 4), with a progress bar on stderr (when it is a
+// are migrated MIGRATE_CONCURRENCY at a time, default 8), with a progress bar on stderr (when it is a
 // terminal) and a line per schema on stdout, in slug order:
 //   control: applied <name>, <name>   |   control: up to date
 //   tenant <slug>: applied <name>...  |   tenant <slug>: up to date   |   tenant <slug>: FAILED: <message>

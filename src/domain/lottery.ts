@@ -154,19 +154,21 @@ export function allocateByLot(input: LotInput): LotResult {
       .map((a) => ({ a, draw: drawKey(input.seed, a.createdOrder) }))
       .sort((x, y) => x.draw - y.draw || x.a.createdOrder - y.a.createdOrder);
 
-    while (pending.length > 0) {
-      // Fairness (D7): among the rest of this round, the child with the fewest places so far goes first;
-      // within equal counts the draw decides (pending is in draw order, so the first minimum wins).
-      let pick = 0;
-      let fewest = Infinity;
-      for (let i = 0; i < pending.length; i++) {
-        const won = placesWon.get(pending[i].a.participantId) ?? 0;
-        if (won < fewest) {
-          fewest = won;
-          pick = i;
-        }
+    // Fairness (D7): among the rest of this round, the child with the fewest places so far goes first;
+    // within equal counts the draw decides (the earliest in draw order). A min-heap on (places won, draw
+    // index) with lazy keys: counts only grow, so an entry whose stored count is behind its child's count
+    // now goes back in with the current one, and the first entry popped with a current count is the one the
+    // rule names. O(n log n) per round instead of a scan of the rest for every pick.
+    const heap = new DrawHeap(pending.length);
+    for (let i = 0; i < pending.length; i++) heap.push(placesWon.get(pending[i]!.a.participantId) ?? 0, i);
+    while (heap.size > 0) {
+      const { won, index } = heap.pop();
+      const a = pending[index]!.a;
+      const now = placesWon.get(a.participantId) ?? 0;
+      if (now !== won) {
+        heap.push(now, index);
+        continue;
       }
-      const { a } = pending.splice(pick, 1)[0];
       position += 1;
       decisions.push(decide(a, round, position));
     }
@@ -218,4 +220,63 @@ export function allocateByLot(input: LotInput): LotResult {
   const counts = { confirmed: 0, waitlisted: 0, unfulfilled: 0 };
   for (const d of decisions) counts[d.status] += 1;
   return { decisions, counts };
+}
+
+/** A binary min-heap of (places won, draw index) pairs, ordered by won, then index. */
+class DrawHeap {
+  private won: Float64Array;
+  private index: Int32Array;
+  size = 0;
+
+  constructor(capacity: number) {
+    this.won = new Float64Array(Math.max(1, capacity));
+    this.index = new Int32Array(Math.max(1, capacity));
+  }
+
+  private less(i: number, j: number): boolean {
+    return this.won[i]! < this.won[j]! || (this.won[i] === this.won[j] && this.index[i]! < this.index[j]!);
+  }
+
+  private swap(i: number, j: number): void {
+    const w = this.won[i]!;
+    this.won[i] = this.won[j]!;
+    this.won[j] = w;
+    const x = this.index[i]!;
+    this.index[i] = this.index[j]!;
+    this.index[j] = x;
+  }
+
+  push(won: number, index: number): void {
+    // Never more entries than the round has applications: each is in the heap at most once.
+    let i = this.size++;
+    this.won[i] = won;
+    this.index[i] = index;
+    while (i > 0) {
+      const parent = (i - 1) >> 1;
+      if (!this.less(i, parent)) break;
+      this.swap(i, parent);
+      i = parent;
+    }
+  }
+
+  pop(): { won: number; index: number } {
+    const top = { won: this.won[0]!, index: this.index[0]! };
+    this.size -= 1;
+    if (this.size > 0) {
+      this.won[0] = this.won[this.size]!;
+      this.index[0] = this.index[this.size]!;
+      let i = 0;
+      for (;;) {
+        const l = 2 * i + 1;
+        const r = l + 1;
+        let m = i;
+        if (l < this.size && this.less(l, m)) m = l;
+        if (r < this.size && this.less(r, m)) m = r;
+        if (m === i) break;
+        this.swap(i, m);
+        i = m;
+      }
+    }
+    return top;
+  }
 }

@@ -247,4 +247,63 @@ describe('allocateByLot', () => {
       { numRuns: 300 },
     );
   });
+
+  it('property: every pick is the rule\'s pick (round by priority, fewest places so far, then the seeded draw)', () => {
+    // Checks the order the heap produces against the rule itself, recomputed naively from the decisions.
+    const appArb = fc.record({
+      participant: fc.integer({ min: 0, max: 12 }),
+      offer: fc.integer({ min: 0, max: 7 }),
+      userPriority: fc.option(fc.integer({ min: 0, max: 3 }), { nil: null }),
+    });
+    fc.assert(
+      fc.property(fc.integer(), fc.array(fc.integer({ min: 0, max: 3 }), { minLength: 8, maxLength: 8 }), fc.array(appArb, { maxLength: 80 }),
+        (seed, capacities, appSpecs) => {
+          const offers = capacities.map((c, i) => offer(`o${i}`, c, [day(1 + (i % 4), 9 + (i % 3), 13)]));
+          const seen = new Set<string>();
+          const applications: LotApplication[] = [];
+          appSpecs.forEach((a, i) => {
+            const key = `p${a.participant}|o${a.offer}`;
+            if (seen.has(key)) return;
+            seen.add(key);
+            applications.push({ id: `a${i}`, participantId: `p${a.participant}`, offerId: `o${a.offer}`, userPriority: a.userPriority, createdOrder: i + 1, dateOfBirth: null });
+          });
+          const r = allocateByLot({ seed, waitlist: true, offers, applications, existingConfirmed: [] });
+          const byId = new Map(applications.map((a) => [a.id, a]));
+          const roundKey = (a: LotApplication) => (a.userPriority !== null && a.userPriority >= 1 ? a.userPriority : Infinity);
+          const won = new Map<string, number>();
+          const decided = new Set<string>();
+          let lastKey = -Infinity;
+          r.decisions.forEach((d, k) => {
+            const a = byId.get(d.id)!;
+            expect(d.drawPosition).toBe(k + 1);
+            expect(roundKey(a)).toBeGreaterThanOrEqual(lastKey);
+            lastKey = roundKey(a);
+            const rest = applications.filter((x) => !decided.has(x.id) && roundKey(x) === roundKey(a));
+            const rank = (x: LotApplication) => [won.get(x.participantId) ?? 0, drawKey(seed, x.createdOrder), x.createdOrder] as const;
+            const best = rest.reduce((m, x) => {
+              const [w1, k1, c1] = rank(x), [w2, k2, c2] = rank(m);
+              return w1 < w2 || (w1 === w2 && (k1 < k2 || (k1 === k2 && c1 < c2))) ? x : m;
+            });
+            expect(a.id).toBe(best.id);
+            decided.add(a.id);
+            if (d.status === 'confirmed') won.set(a.participantId, (won.get(a.participantId) ?? 0) + 1);
+          });
+          expect(decided.size).toBe(applications.length);
+        }),
+      { numRuns: 300 },
+    );
+  });
+
+  it('draws 20,000 applications of 8,000 children in one round the same way twice', () => {
+    // The size of the benchmark (bench/lot.ts) in one round, the worst case for the fairness rule.
+    const offers = Array.from({ length: 600 }, (_, i) => offer(`o${i}`, 15, [day(1 + (i % 20), 9, 12 + (i % 3))]));
+    const applications: LotApplication[] = Array.from({ length: 20_000 }, (_, i) => ({
+      id: `a${i}`, participantId: `p${i % 8000}`, offerId: `o${(i * 7) % 600}`, userPriority: 1, createdOrder: i + 1, dateOfBirth: null,
+    }));
+    const input = { seed: 7, waitlist: true, offers, applications, existingConfirmed: [] };
+    const r = allocateByLot(input);
+    expect(r.decisions).toHaveLength(20_000);
+    expect(r.counts.confirmed).toBeLessThanOrEqual(600 * 15);
+    expect(allocateByLot(input)).toEqual(r);
+  });
 });

@@ -89,8 +89,8 @@ function migratorFor(orm: Orm, migrationsList: typeof controlMigrations): Migrat
   }
 }
 
-export async function migrateTenantSchema(orm: Orm, schema: string): Promise<string[]> {
-  return withMigrationLock(orm, assertSchemaName(schema), (trx) => migrateInTransaction(orm, schema, trx));
+export async function migrateTenantSchema(orm: Orm, schema: string, opts: { script?: boolean } = {}): Promise<string[]> {
+  return withMigrationLock(orm, assertSchemaName(schema), (trx) => migrateInTransaction(orm, schema, trx, undefined, opts.script !== false));
 }
 
 type Trx = Parameters<Parameters<ReturnType<EntityManager['getConnection']>['transactional']>[0]>[0];
@@ -111,11 +111,55 @@ async function withMigrationLock<T>(orm: Orm, schema: string, run: (trx: Trx) =>
 }
 
 /** Creates the schema and applies its pending migrations, all in `trx` (MikroORM's all-or-nothing run). */
-async function migrateInTransaction(orm: Orm, schema: string, trx: Trx, migrator = new Migrator(orm.em)): Promise<string[]> {
-  await orm.em.getConnection().execute(`create schema if not exists "${assertSchemaName(schema)}"`, [], 'run', trx);
-  const done = await migrator.up({ schema, transaction: trx });
+async function migrateInTransaction(orm: Orm, schema: string, trx: Trx, migrator?: Migrator, script = false): Promise<string[]> {
+  const conn = orm.em.getConnection();
+  await conn.execute(`create schema if not exists "${assertSchemaName(schema)}"`, [], 'run', trx);
+  // A tenant schema without a migrations table is new: its whole chain runs as one script (issue 10).
+  if (!migrator && script) {
+    const [row] = await conn.execute<{ fresh: boolean }[]>('select to_regclass(?) is null as fresh', [`"${schema}"."mikro_orm_migrations"`], 'all', trx);
+    if (row?.fresh) {
+      const script = await newSchemaScript(orm);
+      if (script) {
+        await conn.execute(`set local search_path to "${schema}";\n${script.sql}`, [], 'run', trx);
+        return script.names;
+      }
+    }
+  }
+  const done = await (migrator ?? new Migrator(orm.em)).up({ schema, transaction: trx });
   return done.map((m) => m.name);
 }
+
+const MIGRATION_NAME = /^Migration\d{14}\w+$/;
+let scriptOfNewSchema: Promise<{ sql: string; names: string[] } | null> | undefined;
+
+/**
+ * Issue 10 (a thousand municipalities): a new tenant schema gets every tenant migration's SQL and the
+ * migrator's own bookkeeping (its table, one row per migration, as MikroORM creates them) as ONE
+ * multi-statement script in the schema's locked transaction: one round trip instead of one per statement and
+ * several per migration. The result is the schema the migrator makes (test/platform/db/new-schema-script.test.ts
+ * compares the catalogs). Schemas at an older version keep going through the migrator. Null (the migrator then)
+ * when a migration runs code instead of only adding SQL. Built once per process.
+ */
+function newSchemaScript(orm: Orm): Promise<{ sql: string; names: string[] } | null> {
+  scriptOfNewSchema ??= (async () => {
+    const parts: string[] = [];
+    for (const m of tenantMigrations) {
+      if (!MIGRATION_NAME.test(m.name)) return null;
+      const migration = new m.class(orm.em.getDriver(), orm.config);
+      await migration.up();
+      const queries = migration.getQueries();
+      if (queries.some((q) => typeof q !== 'string')) return null;
+      parts.push(`-- ${m.name}`, ...(queries as string[]).map((q) => `${q.trim().replace(/;$/, '')};`));
+    }
+    parts.push(
+      'create table "mikro_orm_migrations" ("id" serial primary key, "name" varchar(255) not null, "executed_at" timestamptz(6) not null default current_timestamp(6));',
+      `insert into "mikro_orm_migrations" ("name") values ${tenantMigrations.map((m) => `('${m.name}')`).join(', ')};`,
+    );
+    return { sql: parts.join('\n'), names: tenantMigrations.map((m) => m.name) };
+  })();
+  return scriptOfNewSchema;
+}
+
 export async function dropTenantSchema(orm: Orm, schema: string): Promise<void> {
   await sql`drop schema if exists ${sql.id(assertSchemaName(schema))} cascade`.execute(executorOf(orm));
 }

@@ -35,7 +35,7 @@ export async function removeTenant(orm: Orm, slug: string): Promise<void> {
 }
 
 export type MigrateOptions = {
-  /** Schemas migrated at once (env MIGRATE_CONCURRENCY, default 4). */
+  /** Schemas migrated at once (env MIGRATE_CONCURRENCY, default 8). */
   concurrency?: number;
   /** Only these tenants (default: every registered one). */
   tenants?: Tenant[];

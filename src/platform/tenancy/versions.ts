@@ -48,7 +48,12 @@ export async function mapLimit<T, R>(items: T[], limit: number, work: (item: T, 
   return results;
 }
 
+/**
+ * Schemas migrated at once. Default 8: creating a schema is PostgreSQL DDL that also waits (catalog writes,
+ * relation files), so more than one per core pays: 200 new schemas took 13.2 s at 4 and 10.4 s at 8 on 2 cores
+ * (docs/benchmarks.md). At most 16; beyond the pool's 10 connections per process the rest only queue.
+ */
 export function migrateConcurrency(env: NodeJS.ProcessEnv = process.env): number {
-  const n = Number(env.MIGRATE_CONCURRENCY ?? 4);
-  return Number.isInteger(n) && n >= 1 ? Math.min(n, 16) : 4;
+  const n = Number(env.MIGRATE_CONCURRENCY ?? 8);
+  return Number.isInteger(n) && n >= 1 ? Math.min(n, 16) : 8;
 }

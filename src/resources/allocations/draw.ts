@@ -1,21 +1,25 @@
-import { allocateByLot, type LotApplication, type LotInterval, type LotOffer, type LotResult } from '../../domain/lottery.js';
-import { sortAfterDecisions } from '../../domain/participant-list.js';
+import type { AttendanceState } from '../../domain/attendance-states.js';
+import { allocateByLot, type LotApplication, type LotInput, type LotInterval, type LotOffer, type LotResult } from '../../domain/lottery.js';
+import { sortAfterDecisions, type SortableApplication } from '../../domain/participant-list.js';
 import { expandOccurrences } from '../../domain/recurrence.js';
 import type { ServiceContext } from '../../platform/context.js';
 import { sql, type Executor } from '../../platform/db/sql.js';
-import { syncCharges } from '../bookings/charges.js';
-import { loadList } from '../attendances/writes.js';
 import { statusChanged } from '../attendances/events.js';
 import { recordEvent, recordEvents } from '../../platform/events/events.js';
 import { lockEditionOffers, pendingRuns, table, type PendingRun } from './store.js';
 
-// The lottery run (D7, D10 "Lot and commit"), the work of the `edition-allocate` job. With the edition's row
-// and all its offers locked, it loads the edition's `waiting` applications, the offers' places, age limits
-// and dates, and the children's confirmed places in any edition; `allocateByLot` (src/domain/lottery.ts)
-// decides; the decisions are written held back with their reasons, the participant lists are renumbered
-// (the decided ones at the end of their new group, in draw order) and the run is marked finished, all in
-// one transaction. A worker dying mid-run loses nothing: the transaction rolls back, the job runs again and
-// finds the run still pending; a finished run is never drawn twice.
+// The lottery run (D7, D10 "Lot and commit"), the work of the `edition-allocate` job, inside the job's
+// transaction holding the edition's row lock. It loads the edition's `waiting` applications, the offers'
+// places, age limits and dates, and the children's confirmed places in any edition; `allocateByLot`
+// (src/domain/lottery.ts, pure, in memory) decides. Only then are the edition's offers locked (the lock every
+// participant-list writer takes), so applications can still be made and changed while the lot is drawn
+// (issue 10: the offers stay locked only for the writes). Under the lock a fingerprint of what the draw read
+// is compared with the one taken before reading; if a writer got in between, the draw is read and made
+// again under the lock. The decisions are written held back with their reasons, the participant lists
+// renumbered (the decided ones at the end of their new group, in draw order) and the run marked finished,
+// each in one statement for all applications, in the same transaction. A worker dying mid-run loses
+// nothing: the transaction rolls back, the job runs again and finds the run still pending; a finished run
+// is never drawn twice.
 
 const ONE_YEAR_MS = 366 * 86_400_000;
 
@@ -31,19 +35,34 @@ function intervals(dates: DateRow[], horizonMs: number | null): LotInterval[] {
 }
 
 /**
- * Draws the edition's pending runs up to `upToSeq`, oldest first. Call inside a transaction holding the
- * edition's row lock (store.ts `lockEdition`).
+ * Draws the edition's pending runs up to `upToSeq`, oldest first, and returns the applications decided. Call
+ * inside a transaction holding the edition's row lock (store.ts `lockEdition`). `final`: the caller (the
+ * commit job) releases the decisions in this same transaction, so they are written released at once instead
+ * of held back and then released (one write of each application instead of two; no one can see the
+ * difference, as nothing outside the transaction sees the held-back state in between).
  */
-export async function settlePendingRuns(ctx: ServiceContext, db: Executor, editionUuid: string, upToSeq: number): Promise<void> {
+export async function settlePendingRuns(
+  ctx: ServiceContext, db: Executor, editionUuid: string, upToSeq: number, opts: { final?: boolean } = {},
+): Promise<string[]> {
+  const decided: string[] = [];
   for (const run of await pendingRuns(ctx, db, editionUuid, upToSeq)) {
-    const result = await drawRun(ctx, db, editionUuid, run);
+    const result = await drawRun(ctx, db, editionUuid, run, opts.final === true);
+    for (const d of result.decisions) decided.push(d.id);
     ctx.log.info({ edition: editionUuid, allocation: run.uuid, ...result.counts }, 'lottery run drawn');
   }
+  return decided;
 }
 
-async function drawRun(ctx: ServiceContext, db: Executor, editionUuid: string, run: PendingRun): Promise<LotResult> {
-  await lockEditionOffers(ctx, db, editionUuid);
+/** What the draw of one run reads, as the pure function takes it. */
+export type LotDrawInput = LotInput & { offerOf: Map<string, string> };
 
+/**
+ * The inputs of a draw of the edition now (the edition's `waiting` applications, their offers, the
+ * children's confirmed places). Exported for the benchmark, which times `allocateByLot` on them alone.
+ */
+export async function loadLotInput(
+  ctx: ServiceContext, db: Executor, editionUuid: string, run: { seed: number; waitlist: boolean },
+): Promise<LotDrawInput> {
   // D10: the draw depends on the seed and the creation order, never on UUIDs. The rank of creation among the
   // applications drawn (not the table-wide serial) makes an identical scenario draw identically, also in a
   // second edition of the same municipality.
@@ -56,27 +75,66 @@ async function drawRun(ctx: ServiceContext, db: Executor, editionUuid: string, r
     where o.edition_uuid = ${editionUuid}::uuid and a.status = 'waiting'
     order by a.seq`.execute(db);
   const applications = apps.rows;
+  const offerOf = new Map(applications.map((a) => [a.id, a.offerId]));
+  const base = { seed: run.seed, waitlist: run.waitlist, applications, offerOf };
+  if (applications.length === 0) return { ...base, offers: [], existingConfirmed: [] };
+  const offerIds = [...new Set(applications.map((a) => a.offerId))];
+  const participantIds = [...new Set(applications.map((a) => a.participantId))];
+  const [offers, existingConfirmed] = [await loadOffers(ctx, db, offerIds), await loadConfirmedPlaces(ctx, db, participantIds)];
+  return { ...base, offers, existingConfirmed };
+}
 
-  let result: LotResult = { decisions: [], counts: { confirmed: 0, waitlisted: 0, unfulfilled: 0 } };
-  if (applications.length > 0) {
-    const offerIds = [...new Set(applications.map((a) => a.offerId))];
-    const participantIds = [...new Set(applications.map((a) => a.participantId))];
-    const offers = await loadOffers(ctx, db, offerIds);
-    const existingConfirmed = await loadConfirmedPlaces(ctx, db, participantIds);
-    result = allocateByLot({ seed: run.seed, waitlist: run.waitlist, applications, offers, existingConfirmed });
-    const written = await writeDecisions(ctx, db, result);
-    // Issue 14: every decision is a status change (held back), recorded in bulk.
-    const byId = new Map(applications.map((a) => [a.id, a]));
+/**
+ * What a writer holding an offer's lock can change that the draw reads: the edition's offers (places, age
+ * limits, dates) and their applications (state, priority). Equal before the reads and under the lock: nothing
+ * the draw read changed in between.
+ */
+async function drawFingerprint(ctx: ServiceContext, db: Executor, editionUuid: string): Promise<string> {
+  const res = await sql<{ f: string }>`
+    select md5(
+      coalesce((select string_agg(format('%s:%s:%s:%s:%s:%s', o.uuid, o.max_participants, o.min_age, o.max_age, o.modified_at,
+          (select string_agg(format('%s/%s/%s', d."begin", d."end", d.recurrence), ',' order by d."begin", d.uuid)
+            from ${table(ctx, 'offer_dates')} d where d.offer_uuid = o.uuid)), ';' order by o.uuid)
+        from ${table(ctx, 'offers')} o where o.edition_uuid = ${editionUuid}::uuid), '') || '|' ||
+      coalesce((select string_agg(format('%s:%s:%s:%s', a.uuid, a.status, a.user_priority, a.modified_at), ';' order by a.seq)
+        from ${table(ctx, 'attendances')} a join ${table(ctx, 'offers')} o on o.uuid = a.offer_uuid
+        where o.edition_uuid = ${editionUuid}::uuid), '')) as f`.execute(db);
+  return res.rows[0]!.f;
+}
+
+/** The draw of one run as read before the lock: its inputs, its decisions and the lists it reorders. */
+async function readAndDraw(ctx: ServiceContext, db: Executor, editionUuid: string, run: PendingRun) {
+  const input = await loadLotInput(ctx, db, editionUuid, run);
+  const result = allocateByLot(input);
+  const offerUuids = [...new Set(result.decisions.map((d) => input.offerOf.get(d.id)!))].sort();
+  const lists = await loadLists(ctx, db, offerUuids);
+  return { input, result, lists };
+}
+
+async function drawRun(ctx: ServiceContext, db: Executor, editionUuid: string, run: PendingRun, final: boolean): Promise<LotResult> {
+  const before = await drawFingerprint(ctx, db, editionUuid);
+  let drawn = await readAndDraw(ctx, db, editionUuid, run);
+  await lockEditionOffers(ctx, db, editionUuid);
+  if ((await drawFingerprint(ctx, db, editionUuid)) !== before) {
+    // A writer changed the edition's applications or offers while the lot was read: draw again under the lock.
+    ctx.log.info({ edition: editionUuid, allocation: run.uuid }, 'lottery inputs changed while drawing; drawn again under the lock');
+    drawn = await readAndDraw(ctx, db, editionUuid, run);
+  }
+  const { result, lists } = drawn;
+  // D8: no charge reconciliation here. A decision held back is never payable, and neither is the `waiting`
+  // application it decides, so no charge target changes (a paid one stays charged either way); the commit
+  // reconciles every application it releases (release.ts), including these when `final`.
+  if (result.decisions.length > 0) {
+    const written = await writeDecisions(ctx, db, result, lists, !final);
+    // Issue 14: every decision written is a status change (held back, or final when the commit draws), in bulk.
+    const byId = new Map((drawn.input.applications as (LotApplication & { account: string | null })[]).map((a) => [a.id, a]));
     await recordEvents(ctx, db, result.decisions.filter((d) => written.has(d.id)).map((d) => {
       const app = byId.get(d.id)!;
       return statusChanged(
         { attendance: d.id, offer: app.offerId, edition: editionUuid, participant: app.participantId, account: app.account },
-        { from: 'waiting', to: d.status, heldBack: true, decisionReason: d.reason, cause: 'allocation' },
+        { from: 'waiting', to: d.status, heldBack: !final, decisionReason: d.reason, cause: 'allocation' },
       );
     }));
-    await reorderLists(ctx, db, result, new Map(applications.map((a) => [a.id, a.offerId])));
-    // D8: held-back decisions are not final, so nothing is charged yet; the reconciler decides that itself.
-    await syncCharges(db, ctx.tenant.schema, result.decisions.map((d) => d.id));
   }
   await sql`update ${table(ctx, 'edition_allocations')}
     set finished_at = now(), confirmed = ${result.counts.confirmed}, waitlisted = ${result.counts.waitlisted},
@@ -126,41 +184,56 @@ async function loadConfirmedPlaces(ctx: ServiceContext, db: Executor, participan
 }
 type LotApplicationPlaces = Array<{ participantId: string; dates: LotInterval[] }>;
 
-/** Every decision held back with its reason (D7); a waiting application only (a concurrent change wins). */
-async function writeDecisions(ctx: ServiceContext, db: Executor, result: LotResult): Promise<Set<string>> {
-  const ds = result.decisions;
-  const res = await sql<{ uuid: string }>`update ${table(ctx, 'attendances')} a
-    set status = v.status, held_back = true, decision_reason = v.reason, status_changed_at = now(),
-      confirmed_at = case when v.status = 'confirmed' then now() else a.confirmed_at end, modified_at = now()
-    from unnest(${ds.map((d) => d.id)}::uuid[], ${ds.map((d) => d.status)}::text[], ${ds.map((d) => d.reason)}::text[])
-      as v(id, status, reason)
-    where a.uuid = v.id and a.status = 'waiting'
-    returning a.uuid`.execute(db);
-  return new Set(res.rows.map((r) => r.uuid));
+/** The participant lists of these offers (every application, any state), in one statement. */
+async function loadLists(ctx: ServiceContext, db: Executor, offerUuids: string[]): Promise<Map<string, SortableApplication[]>> {
+  const lists = new Map<string, SortableApplication[]>(offerUuids.map((o) => [o, []]));
+  if (offerUuids.length === 0) return lists;
+  const res = await sql<{ id: string; offer: string; status: AttendanceState; sorting: number | null; createdMs: number }>`
+    select uuid as id, offer_uuid as offer, status, sorting, (extract(epoch from created_at) * 1000)::float8 as "createdMs"
+    from ${table(ctx, 'attendances')} where offer_uuid = any(${offerUuids}::uuid[])`.execute(db);
+  for (const r of res.rows) lists.get(r.offer)!.push({ id: r.id, status: r.status, sorting: r.sorting, createdAt: new Date(r.createdMs) });
+  return lists;
 }
 
 /**
- * Renumbers the participant lists the run touched (D10 `sorting`): the decided applications go to the end
- * of their new group in draw order (D7: the waiting list follows the draw), everyone else keeps their place.
+ * Writes the run in one statement: every decision with its reason, held back (D7; unless the commit releases
+ * it in the same transaction), and the participant lists
+ * the run touched renumbered (D10 `sorting`): the decided applications go to the end of their new group in
+ * draw order (D7: the waiting list follows the draw), everyone else keeps their place; only changed rows are
+ * written. A decision is written on a `waiting` application only.
  */
-async function reorderLists(ctx: ServiceContext, db: Executor, result: LotResult, offerOf: Map<string, string>): Promise<void> {
-  const rank = new Map(result.decisions.map((d) => [d.id, d.drawPosition]));
+async function writeDecisions(
+  ctx: ServiceContext, db: Executor, result: LotResult, lists: Map<string, SortableApplication[]>, heldBack: boolean,
+): Promise<Set<string>> {
+  const decided = new Map(result.decisions.map((d) => [d.id, d]));
   const ids: string[] = [];
+  const statuses: (string | null)[] = [];
+  const reasons: (string | null)[] = [];
   const sortings: number[] = [];
-  for (const offerUuid of [...new Set(result.decisions.map((d) => offerOf.get(d.id)!))].sort()) {
-    const rows = await loadList(ctx, db, offerUuid);
-    const mine = new Map(rows.filter((r) => rank.has(r.id)).map((r) => [r.id, rank.get(r.id)!]));
+  for (const rows of lists.values()) {
+    const after = rows.map((r) => (decided.has(r.id) ? { ...r, status: decided.get(r.id)!.status } : r));
+    const ranks = new Map(after.filter((r) => decided.has(r.id)).map((r) => [r.id, decided.get(r.id)!.drawPosition]));
     const stored = new Map(rows.map((r) => [r.id, r.sorting]));
-    for (const r of sortAfterDecisions(rows, mine)) {
-      if (stored.get(r.id) !== r.sorting) {
-        ids.push(r.id);
-        sortings.push(r.sorting);
-      }
+    for (const r of sortAfterDecisions(after, ranks)) {
+      const d = decided.get(r.id);
+      if (!d && stored.get(r.id) === r.sorting) continue;
+      ids.push(r.id);
+      statuses.push(d?.status ?? null);
+      reasons.push(d?.reason ?? null);
+      sortings.push(r.sorting);
     }
   }
-  if (ids.length === 0) return;
-  await sql`update ${table(ctx, 'attendances')} a set sorting = v.s, modified_at = now()
-    from unnest(${ids}::uuid[], ${sortings}::int[]) as v(id, s)
-    where a.uuid = v.id`.execute(db);
+  if (ids.length === 0) return new Set();
+  const res = await sql<{ uuid: string }>`update ${table(ctx, 'attendances')} a
+    set status = coalesce(v.status, a.status),
+      held_back = case when v.status is null then a.held_back else ${heldBack} end,
+      decision_reason = case when v.status is null then a.decision_reason else v.reason end,
+      status_changed_at = case when v.status is null then a.status_changed_at else now() end,
+      confirmed_at = case when v.status = 'confirmed' then now() else a.confirmed_at end,
+      sorting = v.sorting, modified_at = now()
+    from unnest(${ids}::uuid[], ${statuses}::text[], ${reasons}::text[], ${sortings}::int[]) as v(id, status, reason, sorting)
+    where a.uuid = v.id and (v.status is null or a.status = 'waiting')
+    returning case when v.status is not null then a.uuid end as uuid`.execute(db);
+  // The decisions written (a waiting application only: a concurrent change wins).
+  return new Set(res.rows.flatMap((r) => (r.uuid ? [r.uuid] : [])));
 }
-

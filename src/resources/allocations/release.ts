@@ -14,9 +14,13 @@ import { recordEvents } from '../../platform/events/events.js';
 // outbox in the same transaction (D9). Idempotent: run again, it finds nothing held back and does nothing,
 // so a family is never told twice.
 
-/** Releases the edition's held-back decisions; returns the applications released. Call with the edition locked. */
+/**
+ * Releases the edition's held-back decisions; returns the applications released. Call with the edition locked.
+ * `decided`: applications the commit job's own draw just decided, written final already (draw.ts `final`):
+ * they are charged and told like the released ones.
+ */
 export async function releaseHeldBack(
-  ctx: ServiceContext, db: Executor, edition: { uuid: string; name: string }, notify: boolean,
+  ctx: ServiceContext, db: Executor, edition: { uuid: string; name: string }, notify: boolean, decided: readonly string[] = [],
 ): Promise<string[]> {
   await lockEditionOffers(ctx, db, edition.uuid);
   const released = await sql<{ uuid: string; offer: string; participant: string; account: string | null; status: AttendanceState; reason: string | null }>`
@@ -25,7 +29,7 @@ export async function releaseHeldBack(
     where o.uuid = a.offer_uuid and o.edition_uuid = ${edition.uuid}::uuid and a.held_back and p.uuid = a.participant_uuid
     returning a.uuid, a.offer_uuid as offer, a.participant_uuid as participant, p.account_uuid as account, a.status,
       a.decision_reason as reason`.execute(db);
-  const ids = released.rows.map((r) => r.uuid);
+  const ids = [...new Set([...decided, ...released.rows.map((r) => r.uuid)])];
   if (ids.length === 0) return [];
   // Issue 14: each released decision (from = to, now final) and the commit itself, in one statement.
   await recordEvents(ctx, db, [
@@ -50,10 +54,7 @@ export async function releaseHeldBack(
 
 /** The released applications as the family e-mail needs them (D10: the account's address, else the child's own). */
 async function loadReleased(ctx: ServiceContext, db: Executor, ids: string[]): Promise<ReleasedDecision[]> {
-  const res = await sql<{
-    attendanceId: string; familyId: string; recipient: string | null; participantId: string; firstname: string | null;
-    offerName: string; status: AttendanceState; fee: number | null;
-  }>`
+  const res = await sql<ReleasedDecision>`
     select a.uuid as "attendanceId", coalesce(acc.uuid, p.uuid) as "familyId", coalesce(acc.email, p.email) as recipient,
       p.uuid as "participantId", case when p.pseudonymised_at is null then p.firstname end as firstname,
       o.name as "offerName", a.status, a.fee

@@ -63,6 +63,10 @@ export async function commitEdition(ctx: ServiceContext, input: CommitEditionInp
     // D10: nothing held back (and no run still being drawn whose decisions it would release): nothing happens.
     if (!edition.heldBack && !edition.pending) return;
     // The commit releases what the runs requested before it decided: the job draws any of them still pending first.
+    // Those runs are marked, so their own allocate jobs leave them to this job, which writes their decisions
+    // released at once (issue 10: one write of each application instead of two).
+    await sql`update ${table(ctx, 'edition_allocations')} set commit_requested_at = now()
+      where edition_uuid = ${edition.uuid}::uuid and finished_at is null and seq <= ${edition.upToRun}`.execute(db);
     const job: CommitJob = { tenant: ctx.tenant.slug, edition: edition.uuid, notify: input.notify !== false, upToRun: edition.upToRun };
     await jobs.send(QUEUES.editionCommit, job, { db });
   });
@@ -85,9 +89,15 @@ export async function runAllocationJob(ctx: ServiceContext, data: TenantJobData)
     const db = dbOf(em);
     // The edition was deleted meanwhile (its runs with it): nothing to do.
     if (!(await lockEdition(ctx, db, editionUuid))) return;
-    const run = await sql<{ seq: number }>`select seq::float8 as seq from ${table(ctx, 'edition_allocations')}
+    const run = await sql<{ seq: number; commitRequested: boolean }>`
+      select seq::float8 as seq, commit_requested_at is not null as "commitRequested" from ${table(ctx, 'edition_allocations')}
       where uuid = ${allocation}::uuid and edition_uuid = ${editionUuid}::uuid`.execute(db);
     if (!run.rows[0]) return;
+    // A commit was requested after this run: the commit's job draws it (and every run before it).
+    if (run.rows[0].commitRequested) {
+      ctx.log.info({ edition: editionUuid, allocation }, 'lottery run left to the commit requested after it');
+      return;
+    }
     await settlePendingRuns(ctx, db, editionUuid, run.rows[0].seq);
   });
 }
@@ -101,7 +111,7 @@ export async function runCommitJob(ctx: ServiceContext, data: TenantJobData): Pr
     const db = dbOf(em);
     const edition = await lockEdition(ctx, db, editionUuid);
     if (!edition) return;
-    await settlePendingRuns(ctx, db, editionUuid, upToRun);
-    await releaseHeldBack(ctx, db, edition, notify);
+    const decided = await settlePendingRuns(ctx, db, editionUuid, upToRun, { final: true });
+    await releaseHeldBack(ctx, db, edition, notify, decided);
   });
 }

@@ -24,11 +24,11 @@ beforeAll(async () => {
 });
 afterAll(() => h.close());
 
-/** Makes a test tenant's schema one migration behind: the last migration's function and its bookkeeping row gone. */
+/** Makes a test tenant's schema one migration behind: the last migration's column and its bookkeeping row gone. */
 async function setBack(schema: string) {
   const db = executorOf(h.orm);
-  // The function of the last tenant migration (Migration20261125000200AppendApplication); change it with the next migration.
-  await sql`drop function ${sql.id(schema, 'append_application')}(jsonb)`.execute(db);
+  expect(LAST).toBe('Migration20261125000300AllocationCommitRequested');
+  await sql`alter table ${sql.table(`${schema}.edition_allocations`)} drop column commit_requested_at`.execute(db);
   await sql`delete from ${sql.table(`${schema}.mikro_orm_migrations`)} where name like ${`${LAST}%`}`.execute(db);
 }
 

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import pg from 'pg';
 import { PgBoss } from 'pg-boss';
 import { expectProblem, startHarness, type Harness, type TestTenant } from '../../harness/harness.js';
 import { uuidToBase58 } from '../../../src/platform/http/ids.js';
@@ -235,6 +236,46 @@ describe('POST /editions/{uuid}/allocate', () => {
     expect(await outcome(u, inU, 424242)).toEqual(r1);
     expect(await outcome(t, again, 424242)).toEqual(r1);
     expect(r1.a.filter(([, s]) => s === 'confirmed')).toHaveLength(3);
+  });
+});
+
+describe('allocate while applications change (issue 10: the offers are locked only for the writes)', () => {
+  it('reads and draws without the offers\' lock; a change committed before the lock is taken makes it draw again', async () => {
+    const edition = await lot(t, { name: 'Wettlauf' });
+    const offer = await offerOn(t, edition.uuid, 12, 1);
+    const [first, second] = await applicants(t, offer.uuid, 2);
+    const firstApp = (await list(t, offer.uuid)).find((a) => a.participant.uuid === first.uuid);
+    // A writer (as every participant-list writer does) holds the offer's lock and withdraws the first
+    // application, not yet committed: the job reads both as waiting, draws, then waits for the lock.
+    const writer = new pg.Client({ connectionString: String(h.orm.config.get('clientUrl')) });
+    await writer.connect();
+    try {
+      const q = (name: string) => `"${t.tenant.schema}"."${name}"`;
+      await writer.query('begin');
+      await writer.query(`select uuid from ${q('offers')} where uuid = $1 for no key update`, [offer.uuid]);
+      await writer.query(`update ${q('attendances')} set status = 'withdrawn', modified_at = now() where uuid = $1`, [firstApp.uuid]);
+      await allocate(t, edition.uuid, { seed: 5 });
+      const job = h.jobs.drain();
+      // The job has read and drawn and now waits for the offer's lock.
+      const db = executorOf(h.orm);
+      for (let i = 0; ; i++) {
+        const waiting = await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity
+          where datname = current_database() and wait_event_type = 'Lock' and query like '%for no key update of o%'`.execute(db);
+        if (waiting.rows[0]!.n > 0) break;
+        if (i > 400) throw new Error('the job never waited for the offers\' lock');
+        await new Promise((r) => setTimeout(r, 25));
+      }
+      await writer.query('commit');
+      await job;
+    } finally {
+      await writer.end();
+    }
+    // Drawn again under the lock: the only waiting application gets the place (the first draw may have given
+    // it to the withdrawn one, which is no longer waiting).
+    const rows = await list(t, offer.uuid);
+    expect(rows.find((a) => a.participant.uuid === second.uuid)).toMatchObject({ status: 'confirmed', heldBack: true });
+    expect(rows.find((a) => a.participant.uuid === first.uuid)).toMatchObject({ status: 'withdrawn', heldBack: false });
+    expect((await getEdition(t, edition.uuid)).allocations.at(-1)).toMatchObject({ confirmed: 1, waitlisted: 0, unfulfilled: 0 });
   });
 });
 

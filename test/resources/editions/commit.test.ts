@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectProblem, startHarness, type Harness, type TestTenant } from '../../harness/harness.js';
 import { QUEUES } from '../../../src/platform/jobs/queue.js';
-import { runCommitJob } from '../../../src/resources/allocations/service.js';
+import { runAllocationJob, runCommitJob } from '../../../src/resources/allocations/service.js';
 import {
   allocate, allocateNow, applicationsOf, applyLot, commit, createAccount, createParticipant, getEdition, list, lot, mailsOfKind, offerOn, outbox,
 } from './lot-helpers.js';
@@ -161,6 +161,66 @@ describe('POST /editions/{uuid}/commit', () => {
     // The allocation's own job then finds its run drawn and does nothing.
     await h.jobs.drain();
     expect((await getEdition(t, edition.uuid)).allocations).toEqual(edited.allocations);
+  });
+  it('an allocate job whose run a commit was requested after leaves the run to the commit\'s job (one write)', async () => {
+    const edition = await lot(t, { name: 'Sommer 7' });
+    const offer = await offerOn(t, edition.uuid, 7, 1);
+    for (let i = 0; i < 2; i++) await applyLot(t, offer.uuid, (await createParticipant(t)).uuid);
+    await allocate(t, edition.uuid, { seed: 9 });
+    await commit(t, edition.uuid, { notify: false });
+    const [allocJob, commitJob] = h.jobs.pending();
+    // The allocation's job runs first and draws nothing: the run stays pending, the applications waiting.
+    await runAllocationJob(t.context(), allocJob.data);
+    expect((await getEdition(t, edition.uuid)).allocations[0].finishedAt).toBeUndefined();
+    expect((await list(t, offer.uuid)).map((a) => a.status)).toEqual(['waiting', 'waiting']);
+    // The commit's job draws it and releases the decisions in one go.
+    await runCommitJob(t.context(), commitJob.data);
+    expect((await getEdition(t, edition.uuid)).allocations[0]).toMatchObject({ confirmed: 1, waitlisted: 1, finishedAt: expect.any(String) });
+    expect((await list(t, offer.uuid)).map((a) => [a.status, a.heldBack])).toEqual([['confirmed', false], ['waitlisted', false]]);
+    await h.jobs.drain();
+  });
+
+  it('an allocation requested after a commit is drawn by its own job and held back', async () => {
+    const edition = await lot(t, { name: 'Sommer 8' });
+    const offer = await offerOn(t, edition.uuid, 8, 1);
+    const first = await createParticipant(t);
+    await applyLot(t, offer.uuid, first.uuid);
+    await allocateNow(h, t, edition.uuid, { seed: 2 });
+    await commit(t, edition.uuid, { notify: false });
+    await h.jobs.drain();
+    await applyLot(t, offer.uuid, (await createParticipant(t)).uuid);
+    const after = await allocateNow(h, t, edition.uuid, { seed: 3 });
+    expect(after.allocations[1]).toMatchObject({ confirmed: 0, waitlisted: 1, finishedAt: expect.any(String) });
+    expect((await list(t, offer.uuid)).map((a) => [a.status, a.heldBack])).toEqual([['confirmed', false], ['waitlisted', true]]);
+  });
+
+  it('a commit that draws the pending allocation itself writes the decisions final: charged, mailed once, with their reasons', async () => {
+    // The commit's own draw writes its decisions released at once (one write per application): the result must
+    // be the same as drawing, holding back and releasing.
+    const edition = await lot(t, { name: 'Sommer 6' });
+    const offer = await offerOn(t, edition.uuid, 6, 1, { name: 'Segeln', fee: 900 });
+    const family = await createAccount(t, { email: 'segel-familie@example.org' });
+    const jo = await createParticipant(t, { firstname: 'Jo', account: family.uuid });
+    const max = await createParticipant(t, { firstname: 'Max', account: family.uuid });
+    await applyLot(t, offer.uuid, jo.uuid);
+    await applyLot(t, offer.uuid, max.uuid);
+    await allocate(t, edition.uuid, { seed: 8 });
+    await commit(t, edition.uuid, { notify: true });
+    const [, commitJob] = h.jobs.pending();
+    await runCommitJob(t.context(), commitJob.data);
+    const rows = await list(t, offer.uuid);
+    expect(rows.map((a) => [a.status, a.heldBack])).toEqual([['confirmed', false], ['waitlisted', false]]);
+    expect(rows.every((a) => /^Losverfahren: .*\(Runde 1, Ziehung [12]\)$/.test(a.decisionReason))).toBe(true);
+    expect(rows.map((a) => a.payable)).toEqual([true, false]);
+    const ledgers = await t.get(`/ledgers?edition=${edition.uuid}`);
+    expect(ledgers.status, ledgers.text).toBe(200);
+    expect(ledgers.body.map((l: any) => l.balance)).toEqual([900]);
+    const mine = (await mailsOfKind(h, t, 'edition_decisions')).filter((m) => m.recipient === family.email);
+    expect(mine).toHaveLength(1);
+    expect(mine[0].body).toContain('Platz erhalten (Teilnahmebeitrag 9,00 €)');
+    expect(mine[0].body).toMatch(/Jo:\n- „Segeln“: .*\n\nMax:\n- „Segeln“: /);
+    await h.jobs.drain();
+    expect((await list(t, offer.uuid)).map((a) => [a.status, a.heldBack])).toEqual([['confirmed', false], ['waitlisted', false]]);
   });
 });
 

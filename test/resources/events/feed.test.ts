@@ -144,6 +144,24 @@ describe('the events of every change', () => {
     expect(new Set(all.map((e) => e.id)).size).toBe(all.length);
   });
 
+  it('a lot drawn by the commit itself (allocate and commit sent together) reports each decision once, final', async () => {
+    const lot = await createEdition(t, { procedure: 'lot' });
+    const lotOffer = await createOffer(t, { edition: lot.uuid, maxParticipants: 1 });
+    const children = [await createParticipant(t), await createParticipant(t)];
+    const drawn = [];
+    for (const c of children) drawn.push(await post('/attendances', { offer: lotOffer.uuid, participant: c.uuid }, 201));
+    await post(`/editions/${lot.uuid}/allocate`, { seed: 3 }, 202);
+    await post(`/editions/${lot.uuid}/commit`, { notify: false }, 202);
+    await h.jobs.drain();
+    await waitForEvent(t, (e) => e.type === 'edition.committed' && e.data.edition === lot.uuid);
+    const all = await readFeed(t);
+    const changes = events(all, 'attendance.status_changed', (d) => d.offer === lotOffer.uuid);
+    expect(changes.map((e) => [e.data.attendance, e.data.cause, e.data.heldBack]).sort())
+      .toEqual(drawn.map((a) => [a.uuid, 'allocation', false]).sort());
+    expect(events(all, 'edition.allocated', (d) => d.edition === lot.uuid)).toHaveLength(1);
+    expect(events(all, 'edition.committed', (d) => d.edition === lot.uuid).map((e) => e.data)).toEqual([{ edition: lot.uuid, released: 2, notify: false }]);
+  });
+
   it('writes no event for a change that was refused', async () => {
     const edition = await createEdition(t, { procedure: 'firstcome' });
     const offer = await createOffer(t, { edition: edition.uuid });
