@@ -25,6 +25,10 @@ describe('tenant settings (D2)', () => {
     expect(() => parseSettingAssignment('publicAccess=maybe')).toThrow(/true or false/);
     expect(() => parseSettingAssignment('retentionWeeks=-1')).toThrow(/whole number/);
     expect(() => parseSettingAssignment('novalue')).toThrow(/key=value/);
+    // contactEmail (issue 14): an e-mail address or nothing.
+    expect(parseSettingAssignment('contactEmail=it@gemeinde.example')).toEqual({ key: 'contactEmail', value: 'it@gemeinde.example' });
+    expect(() => parseSettingAssignment('contactEmail=not-an-address')).toThrow(/invalid value/);
+    expect(settingsWithDefaults({ contactEmail: 'broken' }).contactEmail).toBeUndefined();
   });
 });
 
