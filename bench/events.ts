@@ -1,11 +1,11 @@
 import os from 'node:os';
-import pg from 'pg';
 import { createOrm, executorOf, migrateControl } from '../src/platform/db/orm.js';
 import { qualified, sql } from '../src/platform/db/sql.js';
 import { encodeCursor, readEvents, recordEvent, recordEvents, type NewEvent } from '../src/platform/events/events.js';
 import { newUuid } from '../src/platform/http/ids.js';
 import { queueMails } from '../src/platform/mail/outbox.js';
 import { addTenant } from '../src/platform/tenancy/operations.js';
+import { scratchDatabase } from './scratch.js';
 import { quick, reportResult, type BenchRow } from './result.js';
 
 // `node --import tsx bench/events.ts [--quick]` (issue 14): what the event log costs, each against a baseline of
@@ -37,12 +37,8 @@ async function timeEach(n: number, work: (i: number) => Promise<void>): Promise<
 }
 
 async function main() {
-  const dbName = `hp_bench_events_${Date.now().toString(36)}`;
-  const admin = new pg.Client({ connectionString: PG });
-  await admin.connect();
-  await admin.query(`create database ${dbName}`);
-  const url = new URL(PG);
-  url.pathname = `/${dbName}`;
+  const scratch = await scratchDatabase(PG, 'events');
+  const url = new URL(scratch.url);
   const orm = await createOrm(url.toString(), { poolMax: 4 });
   try {
     await migrateControl(orm);
@@ -145,8 +141,7 @@ async function main() {
     });
   } finally {
     await orm.close();
-    await admin.query(`drop database if exists ${dbName} with (force)`);
-    await admin.end();
+    await scratch.drop();
   }
 }
 

@@ -3,12 +3,12 @@ import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import os from 'node:os';
 import { Redis } from 'ioredis';
-import pg from 'pg';
 import { insertToken } from '../src/platform/auth/tokens.js';
 import { createOrm, executorOf, migrateControl } from '../src/platform/db/orm.js';
 import { qualified, sql } from '../src/platform/db/sql.js';
 import { createRateLimiter } from '../src/platform/rate-limit/index.js';
 import { addTenant } from '../src/platform/tenancy/operations.js';
+import { scratchDatabase } from './scratch.js';
 import { quick, reportResult, type BenchRow } from './result.js';
 
 // `npm run bench:limiter` (issue 10.5): the same request through the same app with and without the Redis rate
@@ -67,12 +67,8 @@ const r3 = (x: number) => Math.round(x * 1000) / 1000;
 
 async function main() {
   const loadBefore = os.loadavg();
-  const dbName = `bench_limiter_${randomBytes(4).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: PG });
-  await admin.connect();
-  await admin.query(`create database ${dbName}`);
-  const url = new URL(PG);
-  url.pathname = `/${dbName}`;
+  const scratch = await scratchDatabase(PG, 'limiter');
+  const url = new URL(scratch.url);
   const prefix = `bench-rl-${randomBytes(4).toString('hex')}`;
   const redis = new Redis(REDIS_URL);
   const servers: Server[] = [];
@@ -173,8 +169,7 @@ async function main() {
     const keys = await redis.keys(`${prefix}:*`);
     if (keys.length) await redis.del(...keys);
     redis.disconnect();
-    await admin.query(`drop database if exists ${dbName} with (force)`);
-    await admin.end();
+    await scratch.drop();
   }
 }
 

@@ -17,6 +17,7 @@ import { loadLotInput } from '../src/resources/allocations/draw.js';
 import { allocateEdition, commitEdition } from '../src/resources/allocations/service.js';
 import { createEdition } from '../src/resources/editions/service.js';
 import { createEditionInput } from '../src/resources/editions/schema.js';
+import { scratchDatabase } from './scratch.js';
 import { quick, reportResult, type BenchRow } from './result.js';
 
 // `npm run bench:lot` (issue 10.3): allocation by lot at a municipality's scale through the real jobs.
@@ -150,14 +151,11 @@ async function waitUntil<T>(what: string, timeoutMs: number, probe: () => Promis
 async function main() {
   await new Promise<void>((resolve) => smtp.listen(0, '127.0.0.1', () => resolve()));
   const smtpUrl = `smtp://127.0.0.1:${(smtp.server.address() as AddressInfo).port}`;
-  const dbName = `hp_bench_lot_${Date.now().toString(36)}`;
-  const admin = new pg.Client({ connectionString: PG });
-  await admin.connect();
-  await admin.query(`create database ${dbName}`);
+  const scratch = await scratchDatabase(PG, 'lot');
+  const { admin, name: dbName } = scratch;
   // Profiling aid: BENCH_LOG_MS=50 logs this database's statements slower than that in the server's log.
   if (process.env.BENCH_LOG_MS) await admin.query(`alter database ${dbName} set log_min_duration_statement = ${Number(process.env.BENCH_LOG_MS)}`);
-  const url = new URL(PG);
-  url.pathname = `/${dbName}`;
+  const url = new URL(scratch.url);
   const log = createLogger('silent');
   let orm: Orm | undefined;
   try {
@@ -246,8 +244,7 @@ async function main() {
     if (!same) process.exitCode = 1;
   } finally {
     await orm?.close();
-    if (!process.env.BENCH_BUILD_ONLY) await admin.query(`drop database if exists ${dbName} with (force)`);
-    await admin.end();
+    await scratch.drop({ keep: !!process.env.BENCH_BUILD_ONLY });
     smtp.close();
   }
 }

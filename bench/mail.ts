@@ -21,6 +21,7 @@ import { createParticipant } from '../src/resources/participants/service.js';
 import { createParticipantInput } from '../src/resources/participants/schema.js';
 import { bulkFamilies } from '../test/factories/bulk.js';
 import nodemailer from 'nodemailer';
+import { scratchDatabase } from './scratch.js';
 import { quick, reportResult, type BenchRow } from './result.js';
 
 // `npm run bench:mail`: the work after the response (issue 9), through the real services, real pg-boss workers in
@@ -63,12 +64,8 @@ async function waitFor(address: string, timeoutMs = 30_000): Promise<number> {
 async function main() {
   await new Promise<void>((resolve) => smtp.listen(0, '127.0.0.1', () => resolve()));
   const smtpUrl = `smtp://127.0.0.1:${(smtp.server.address() as AddressInfo).port}`;
-  const dbName = `hp_bench_mail_${Date.now().toString(36)}`;
-  const admin = new pg.Client({ connectionString: PG });
-  await admin.connect();
-  await admin.query(`create database ${dbName}`);
-  const url = new URL(PG);
-  url.pathname = `/${dbName}`;
+  const scratch = await scratchDatabase(PG, 'mail');
+  const url = new URL(scratch.url);
   const log = createLogger('silent');
   const orm = await createOrm(url.toString());
   const results: string[] = [];
@@ -161,8 +158,7 @@ async function main() {
     }
   } finally {
     await orm.close();
-    await admin.query(`drop database if exists ${dbName} with (force)`);
-    await admin.end();
+    await scratch.drop();
     smtp.close();
   }
   console.log(`Machine: ${os.cpus().length} × ${os.cpus()[0]?.model}, Node ${process.version}, PostgreSQL ${PG.replace(/\/\/.*@/, '//')}`);

@@ -9,6 +9,7 @@ import { createOrm, executorOf, migrateControl } from '../src/platform/db/orm.js
 import { qualified, sql } from '../src/platform/db/sql.js';
 import { newUuid } from '../src/platform/http/ids.js';
 import { addTenant } from '../src/platform/tenancy/operations.js';
+import { scratchDatabase } from './scratch.js';
 import { quick, reportResult, type BenchRow } from './result.js';
 
 // `npm run bench:rush` (issue 10.1): the opening rush on one first-come offer (100 places), FAMILIES families
@@ -68,12 +69,8 @@ async function timed(work: () => Promise<{ latencies: number[]; statuses: number
 }
 
 async function main() {
-  const dbName = `hp_bench_rush_${Date.now().toString(36)}`;
-  const admin = new pg.Client({ connectionString: PG });
-  await admin.connect();
-  await admin.query(`create database ${dbName}`);
-  const url = new URL(PG);
-  url.pathname = `/${dbName}`;
+  const scratch = await scratchDatabase(PG, 'rush');
+  const url = new URL(scratch.url);
   const orm = await createOrm(url.toString(), { poolMax: 4 });
   let api: ReturnType<typeof spawn> | undefined;
   try {
@@ -220,8 +217,7 @@ async function main() {
   } finally {
     api?.kill('SIGTERM');
     await orm.close();
-    await admin.query(`drop database if exists ${dbName} with (force)`);
-    await admin.end();
+    await scratch.drop();
   }
 }
 

@@ -18,6 +18,7 @@ import { postSigned } from '../src/platform/webhooks/sender.js';
 import { webhookHeaders } from '../src/platform/webhooks/signature.js';
 import { createWebhook } from '../src/resources/webhooks/service.js';
 import { startService } from '../test/harness/processes.js';
+import { scratchDatabase } from './scratch.js';
 import { quick, reportResult, type BenchRow } from './result.js';
 
 // `npm run bench:webhooks` (issue 14): EVENTS events over SUBSCRIPTIONS webhook subscriptions (TENANTS
@@ -75,12 +76,9 @@ function event(type: string): NewEvent {
 async function main() {
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', () => resolve()));
   const port = (receiver.address() as AddressInfo).port;
-  const dbName = `hp_bench_webhooks_${Date.now().toString(36)}`;
-  const admin = new pg.Client({ connectionString: PG });
-  await admin.connect();
-  await admin.query(`create database ${dbName}`);
-  const url = new URL(PG);
-  url.pathname = `/${dbName}`;
+  const scratch = await scratchDatabase(PG, 'webhooks');
+  const { admin, name: dbName } = scratch;
+  const url = new URL(scratch.url);
   process.env.WEBHOOK_ALLOW_HOSTS = '127.0.0.1';
   const log = createLogger('silent');
   const orm = await createOrm(url.toString());
@@ -205,8 +203,7 @@ async function main() {
     if (worker) await worker.stop();
     await sender?.stop();
     await orm.close();
-    await admin.query(`drop database if exists ${dbName} with (force)`);
-    await admin.end();
+    await scratch.drop();
     receiver.close();
   }
   reportResult({
