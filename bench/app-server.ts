@@ -5,12 +5,13 @@ import { createHttpServer } from '../src/platform/http/server.js';
 import { createLogger } from '../src/platform/logging/logger.js';
 import { createRateLimiter, type RateLimitDecision, type RateLimiter } from '../src/platform/rate-limit/index.js';
 import { TenantRegistry } from '../src/platform/tenancy/registry.js';
+import { entities } from '../src/entities.js';
 
 // The real app for the bench, in its own process: src/app.ts on the production HTTP server, the
 // production tenant registry (2 s snapshot), a rate limiter generous enough never to refuse (as
 // test/harness/harness.ts does), and the log level from LOG_LEVEL (default silent here).
 // Run: DATABASE_URL=… PORT=0 tsx bench/app-server.ts  (prints `listening <port>`).
-const orm = await createOrm(process.env.DATABASE_URL!);
+const orm = await createOrm(process.env.DATABASE_URL!, { entities });
 const log = createLogger(process.env.LOG_LEVEL || 'silent');
 // BENCH_RATE_LIMIT: `memory` (default), `redis` (REDIS_URL, key prefix BENCH_RL_PREFIX; bench/limiter.ts) or `none`
 // (a limiter that allows everything without counting: the baseline of bench/limiter.ts).

@@ -4,6 +4,7 @@ import { seedDemo } from '../src/demo/seed.js';
 import { createOrm, migrateControl } from '../src/platform/db/orm.js';
 import { addTenant } from '../src/platform/tenancy/operations.js';
 import type { Tenant } from '../src/platform/tenancy/tenant.js';
+import { entities } from '../src/entities.js';
 
 // Bench data: a scratch database `bench_<random>` on the test PostgreSQL with one tenant holding the demo
 // programme (60 offers made through the services, src/demo/seed.ts) copied nine more times by SQL, so the
@@ -32,7 +33,7 @@ export async function createBenchDatabase(serverUrl: string): Promise<BenchDatab
   url.pathname = `/${name}`;
   const drop = () => adminQuery(`drop database if exists ${name} with (force)`);
   try {
-    const orm = await createOrm(url.toString(), { poolMax: 4 });
+    const orm = await createOrm(url.toString(), { entities, poolMax: 4 });
     let tenant: Tenant;
     try {
       await migrateControl(orm);

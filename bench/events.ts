@@ -7,6 +7,7 @@ import { queueMails } from '../src/platform/mail/outbox.js';
 import { addTenant } from '../src/platform/tenancy/operations.js';
 import { scratchDatabase } from './scratch.js';
 import { quick, reportResult, type BenchRow } from './result.js';
+import { entities } from '../src/entities.js';
 
 // `node --import tsx bench/events.ts [--quick]` (issue 14): what the event log costs, each against a baseline of
 // the same run on a scratch database of the machine's PostgreSQL.
@@ -39,7 +40,7 @@ async function timeEach(n: number, work: (i: number) => Promise<void>): Promise<
 async function main() {
   const scratch = await scratchDatabase(PG, 'events');
   const url = new URL(scratch.url);
-  const orm = await createOrm(url.toString(), { poolMax: 4 });
+  const orm = await createOrm(url.toString(), { entities, poolMax: 4 });
   try {
     await migrateControl(orm);
     const tenant = await addTenant(orm, { slug: 'events', name: 'Events', hosts: [{ host: 'events.test', basePath: '/api' }] });

@@ -10,6 +10,7 @@ import { createRateLimiter } from '../src/platform/rate-limit/index.js';
 import { addTenant } from '../src/platform/tenancy/operations.js';
 import { scratchDatabase } from './scratch.js';
 import { quick, reportResult, type BenchRow } from './result.js';
+import { entities } from '../src/entities.js';
 
 // `npm run bench:limiter` (issue 10.5): the same request through the same app with and without the Redis rate
 // limiter. Two app processes (bench/app-server.ts) on one scratch database: BENCH_RATE_LIMIT=none (a limiter that
@@ -73,7 +74,7 @@ async function main() {
   const redis = new Redis(REDIS_URL);
   const servers: Server[] = [];
   try {
-    const orm = await createOrm(url.toString(), { poolMax: 2 });
+    const orm = await createOrm(url.toString(), { entities, poolMax: 2 });
     let token: string;
     try {
       await migrateControl(orm);

@@ -13,12 +13,13 @@ import { startWorkers } from '../src/platform/jobs/workers.js';
 import { createLogger } from '../src/platform/logging/logger.js';
 import { addTenant } from '../src/platform/tenancy/operations.js';
 import type { Tenant } from '../src/platform/tenancy/tenant.js';
-import { loadLotInput } from '../src/resources/allocations/draw.js';
-import { allocateEdition, commitEdition } from '../src/resources/allocations/service.js';
+import { loadLotInput } from '../src/engines/allocation/draw.js';
+import { allocateEdition, commitEdition } from '../src/resources/editions/allocation.js';
 import { createEdition } from '../src/resources/editions/service.js';
 import { createEditionInput } from '../src/resources/editions/schema.js';
 import { scratchDatabase } from './scratch.js';
 import { quick, reportResult, type BenchRow } from './result.js';
+import { entities } from '../src/entities.js';
 
 // `npm run bench:lot` (issue 10.3): allocation by lot at a municipality's scale through the real jobs.
 // Data (bulk SQL, seconds): OFFERS offers of a lot edition (10-20 places, a fifth with age limits, dates of
@@ -159,7 +160,7 @@ async function main() {
   const log = createLogger('silent');
   let orm: Orm | undefined;
   try {
-    orm = await createOrm(url.toString());
+    orm = await createOrm(url.toString(), { entities });
     await migrateControl(orm);
     const db = executorOf(orm);
     const o = orm;

@@ -12,7 +12,7 @@ import { createLogger } from '../src/platform/logging/logger.js';
 import { loadConfig } from '../src/platform/config.js';
 import { addTenant } from '../src/platform/tenancy/operations.js';
 import { createAttendance, transitionAttendance } from '../src/resources/attendances/service.js';
-import { allocateEdition, commitEdition } from '../src/resources/allocations/service.js';
+import { allocateEdition, commitEdition } from '../src/resources/editions/allocation.js';
 import { createEdition } from '../src/resources/editions/service.js';
 import { createEditionInput } from '../src/resources/editions/schema.js';
 import { createOffer } from '../src/resources/offers/service.js';
@@ -23,6 +23,7 @@ import { bulkFamilies } from '../test/factories/bulk.js';
 import nodemailer from 'nodemailer';
 import { scratchDatabase } from './scratch.js';
 import { quick, reportResult, type BenchRow } from './result.js';
+import { entities } from '../src/entities.js';
 
 // `npm run bench:mail`: the work after the response (issue 9), through the real services, real pg-boss workers in
 // this process and a real SMTP server on loopback, on a scratch database of the machine's PostgreSQL:
@@ -67,7 +68,7 @@ async function main() {
   const scratch = await scratchDatabase(PG, 'mail');
   const url = new URL(scratch.url);
   const log = createLogger('silent');
-  const orm = await createOrm(url.toString());
+  const orm = await createOrm(url.toString(), { entities });
   const results: string[] = [];
   const rows: BenchRow[] = [];
   const loadBefore = os.loadavg();

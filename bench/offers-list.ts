@@ -8,6 +8,7 @@ import { BENCH_HOST, createBenchDatabase } from './data.js';
 import { quick, reportResult, type BenchRow } from './result.js';
 import { insertToken } from '../src/platform/auth/tokens.js';
 import { createOrm, executorOf } from '../src/platform/db/orm.js';
+import { entities } from '../src/entities.js';
 
 // `npm run bench:page` (also `npm run bench -- page`): the offer list of the real app against the hand-written
 // reference server (bench/README.md). Each server runs in its own process on loopback against the same scratch
@@ -278,7 +279,7 @@ async function main() {
 
 /** An admin read token of the bench tenant, for the token view. */
 async function adminToken(url: string, schema: string): Promise<string> {
-  const orm = await createOrm(url, { poolMax: 1 });
+  const orm = await createOrm(url, { entities, poolMax: 1 });
   try {
     return (await insertToken(executorOf(orm), schema, { name: 'Bench', role: 'admin', access: 'read', ownerKind: 'service', organiserIds: [], expiresAt: null })).token;
   } finally {

@@ -11,6 +11,7 @@ import { newUuid } from '../src/platform/http/ids.js';
 import { addTenant } from '../src/platform/tenancy/operations.js';
 import { scratchDatabase } from './scratch.js';
 import { quick, reportResult, type BenchRow } from './result.js';
+import { entities } from '../src/entities.js';
 
 // `npm run bench:rush` (issue 10.1): the opening rush on one first-come offer (100 places), FAMILIES families
 // applying with IN_FLIGHT requests in flight, through HTTP to a real API process (`src/main.ts --role api`),
@@ -71,7 +72,7 @@ async function timed(work: () => Promise<{ latencies: number[]; statuses: number
 async function main() {
   const scratch = await scratchDatabase(PG, 'rush');
   const url = new URL(scratch.url);
-  const orm = await createOrm(url.toString(), { poolMax: 4 });
+  const orm = await createOrm(url.toString(), { entities, poolMax: 4 });
   let api: ReturnType<typeof spawn> | undefined;
   try {
     await migrateControl(orm);

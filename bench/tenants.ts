@@ -18,6 +18,7 @@ import { createOrm, migrateTenantSchema } from '../src/platform/db/orm.js';
 import { mapLimit, migrateConcurrency } from '../src/platform/tenancy/versions.js';
 import { seedDemo } from '../src/demo/seed.js';
 import { quick, reportResult, type BenchRow } from './result.js';
+import { entities } from '../src/entities.js';
 
 const N = Number(process.env.BENCH_TENANTS ?? (quick ? 100 : 1000));
 const SPREAD = Math.max(1, Math.floor(N / 2));
@@ -219,7 +220,7 @@ try {
   rows.push(['API RSS with 1 tenant', `${warm1.rss.toFixed(0)} MB`]);
 
   // The one tenant gets the demo programme (63 offers); the app serves its page for a while: memory at 1 tenant.
-  const seeding = await createOrm(DATABASE_URL, { poolMax: 2 });
+  const seeding = await createOrm(DATABASE_URL, { entities, poolMax: 2 });
   try { await seedDemo(seeding, 'm0000'); } finally { await seeding.close(); }
   {
     const app = await startAppServer();
@@ -264,7 +265,7 @@ try {
   // bookkeeping per migration) and the one-script path, batches of 20 new schemas alternating, at the
   // concurrency `migrate` uses (in this process, so no CLI start-up).
   {
-    const orm = await createOrm(DATABASE_URL, { poolMax: 16 });
+    const orm = await createOrm(DATABASE_URL, { entities, poolMax: 16 });
     try {
       for (let b = 0; b < (quick ? 2 : 4); b++) {
         for (const way of b % 2 ? ['migrator', 'script'] as const : ['script', 'migrator'] as const) {

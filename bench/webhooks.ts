@@ -20,6 +20,7 @@ import { createWebhook } from '../src/resources/webhooks/service.js';
 import { startService } from '../test/harness/processes.js';
 import { scratchDatabase } from './scratch.js';
 import { quick, reportResult, type BenchRow } from './result.js';
+import { entities } from '../src/entities.js';
 
 // `npm run bench:webhooks` (issue 14): EVENTS events over SUBSCRIPTIONS webhook subscriptions (TENANTS
 // municipalities with SUBSCRIPTIONS / TENANTS subscriptions each, each subscription filtered to its own event type,
@@ -81,7 +82,7 @@ async function main() {
   const url = new URL(scratch.url);
   process.env.WEBHOOK_ALLOW_HOSTS = '127.0.0.1';
   const log = createLogger('silent');
-  const orm = await createOrm(url.toString());
+  const orm = await createOrm(url.toString(), { entities });
   const rows: BenchRow[] = [];
   const notes: string[] = [];
   let worker: ReturnType<typeof startService> | undefined;

@@ -1,6 +1,6 @@
 import { QUEUES, type TenantJobHandlers } from './platform/jobs/queue.js';
-import { runAllocationJob, runCommitJob } from './resources/allocations/service.js';
-import { runRefillJob } from './resources/attendances/refill.js';
+import { runAllocationJob, runCommitJob } from './engines/allocation/jobs.js';
+import { runRefillJob } from './engines/participant-list/index.js';
 import { runRetentionJob } from './resources/retention/service.js';
 import { tenantsWithDueWebhooks, webhookDeliverHandler } from './resources/webhooks/delivery.js';
 import type { TenantSweeps } from './platform/jobs/workers.js';

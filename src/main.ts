@@ -13,6 +13,7 @@ import { executorOf } from './platform/db/orm.js';
 import { outboxMetricsSource } from './platform/mail/outbox.js';
 import { loadTenants } from './platform/tenancy/registry.js';
 import { seedDemoIfEmpty } from './demo/seed.js';
+import { entities } from './entities.js';
 
 // `npm start [-- --role api|worker|all]` (D1): migrate what is behind first, apply tenants/*.json, then serve and/or work.
 function roleFromArgs(argv: string[]): Role {
@@ -46,7 +47,7 @@ async function main() {
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
 
-  const runtime = await openRuntime(config, log);
+  const runtime = await openRuntime(config, log, entities);
   stops.push(() => runtime.close());
   // Issue 10: the control schema, then one version check over every tenant schema (a query per 200); only
   // the schemas behind are migrated (MIGRATE_CONCURRENCY at once). With nothing behind this is one round trip.

@@ -6,7 +6,6 @@ import { offersRouter } from './resources/offers/router.js';
 import { accountsRouter } from './resources/accounts/router.js';
 import { participantsRouter } from './resources/participants/router.js';
 import { attendancesRouter } from './resources/attendances/router.js';
-import { allocationsRouter } from './resources/allocations/router.js';
 import { debtorsRouter } from './resources/debtors/router.js';
 import { bookingsRouter } from './resources/bookings/router.js';
 import { ledgersRouter } from './resources/ledgers/router.js';
@@ -23,7 +22,6 @@ export const appRouter = router({
   accounts: accountsRouter,
   participants: participantsRouter,
   attendances: attendancesRouter,
-  allocations: allocationsRouter,
   debtors: debtorsRouter,
   bookings: bookingsRouter,
   ledgers: ledgersRouter,

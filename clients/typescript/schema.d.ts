@@ -187,6 +187,50 @@ export interface paths {
         patch: operations["editions-update"];
         trace?: never;
     };
+    "/editions/{uuid}/allocate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Allocate the waiting applications by lot (background)
+         * @description Allocate the waiting applications by lot (background).
+         *
+         *     Access: a read-write token of admins only.
+         */
+        post: operations["allocations-allocate"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/editions/{uuid}/commit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Release the held-back decisions and tell the families (background)
+         * @description Release the held-back decisions and tell the families (background).
+         *
+         *     Access: a read-write token of admins only.
+         */
+        post: operations["allocations-commit"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/offers": {
         parameters: {
             query?: never;
@@ -309,6 +353,28 @@ export interface paths {
          *     Access: a read-write token of admin and organisers (organisers: only their own organisers' records).
          */
         post: operations["offers-variant"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/offers/{uuid}/refill": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Refill free places from the waiting list
+         * @description Refill free places from the waiting list.
+         *
+         *     Access: a read-write token of admins only.
+         */
+        post: operations["attendances-refill"];
         delete?: never;
         options?: never;
         head?: never;
@@ -561,72 +627,6 @@ export interface paths {
          *     Access: a read-write token of admin and organisers (organisers: only their own organisers' records).
          */
         post: operations["attendances-transfer"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/offers/{uuid}/refill": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Refill free places from the waiting list
-         * @description Refill free places from the waiting list.
-         *
-         *     Access: a read-write token of admins only.
-         */
-        post: operations["attendances-refill"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/editions/{uuid}/allocate": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Allocate the waiting applications by lot (background)
-         * @description Allocate the waiting applications by lot (background).
-         *
-         *     Access: a read-write token of admins only.
-         */
-        post: operations["allocations-allocate"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/editions/{uuid}/commit": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * Release the held-back decisions and tell the families (background)
-         * @description Release the held-back decisions and tell the families (background).
-         *
-         *     Access: a read-write token of admins only.
-         */
-        post: operations["allocations-commit"];
         delete?: never;
         options?: never;
         head?: never;
@@ -5409,6 +5409,468 @@ export interface operations {
             };
         };
     };
+    "allocations-allocate": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description a retry with the same key and body (same token, within 24 h) returns the first answer without doing the work again; another body with the key is 422 */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description The record's UUID, or its 22-character base58 form. */
+                uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description seed of the draw; the same seed and applications give the same result; missing: drawn and recorded
+                     * @example 2027
+                     */
+                    seed?: number | null;
+                    /**
+                     * @description default true: those without a place are waitlisted in draw order; false: unfulfilled
+                     * @default true
+                     */
+                    waitlist?: boolean | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Accepted: the work continues in the background */
+            202: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Edition"];
+                };
+            };
+            /** @description A malformed query parameter (named in `detail`) or malformed JSON */
+            400: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/400",
+                     *       "title": "An error occurred",
+                     *       "status": 400,
+                     *       "detail": "itemsPerPage: must be a whole number between 1 and 200."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, unknown, expired or revoked token (or anonymous access switched off) */
+            401: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/401",
+                     *       "title": "An error occurred",
+                     *       "status": 401,
+                     *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The token lacks the right: read-only token on a write, legacy token, organiser outside its offers, or a role that may not do this */
+            403: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/403",
+                     *       "title": "An error occurred",
+                     *       "status": 403,
+                     *       "detail": "This token is read-only and may not change anything."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such record (or not visible to the caller); a malformed identifier is 404 too */
+            404: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/404",
+                     *       "title": "An error occurred",
+                     *       "status": 404,
+                     *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflicts with the record's state */
+            409: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/409",
+                     *       "title": "An error occurred",
+                     *       "status": 409,
+                     *       "detail": "The offer 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f has 3 applications and cannot be deleted."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body larger than 1 MiB */
+            413: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/413",
+                     *       "title": "An error occurred",
+                     *       "status": 413,
+                     *       "detail": "The request body is larger than 1048576 bytes."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A body without a JSON content type */
+            415: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/415",
+                     *       "title": "An error occurred",
+                     *       "status": 415,
+                     *       "detail": "Send the body as application/json."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Validation failed; `violations` names each field */
+            422: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/validation_errors/c1051bb4-d103-4f74-8988-acbcafc7fdc3",
+                     *       "title": "An error occurred",
+                     *       "status": 422,
+                     *       "detail": "name: This value should not be blank.",
+                     *       "violations": [
+                     *         {
+                     *           "propertyPath": "name",
+                     *           "message": "This value should not be blank.",
+                     *           "code": "c1051bb4-d103-4f74-8988-acbcafc7fdc3"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded: wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/429",
+                     *       "title": "An error occurred",
+                     *       "status": 429,
+                     *       "detail": "Too many requests; retry in 3 seconds."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/503",
+                     *       "title": "An error occurred",
+                     *       "status": 503,
+                     *       "detail": "The service cannot reach its database right now; retry in a few seconds."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "allocations-commit": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description a retry with the same key and body (same token, within 24 h) returns the first answer without doing the work again; another body with the key is 422 */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description The record's UUID, or its 22-character base58 form. */
+                uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /**
+                     * @description default true: one e-mail per family listing its children's decisions
+                     * @default true
+                     */
+                    notify?: boolean | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Accepted: the work continues in the background */
+            202: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Edition"];
+                };
+            };
+            /** @description A malformed query parameter (named in `detail`) or malformed JSON */
+            400: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/400",
+                     *       "title": "An error occurred",
+                     *       "status": 400,
+                     *       "detail": "itemsPerPage: must be a whole number between 1 and 200."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, unknown, expired or revoked token (or anonymous access switched off) */
+            401: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/401",
+                     *       "title": "An error occurred",
+                     *       "status": 401,
+                     *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The token lacks the right: read-only token on a write, legacy token, organiser outside its offers, or a role that may not do this */
+            403: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/403",
+                     *       "title": "An error occurred",
+                     *       "status": 403,
+                     *       "detail": "This token is read-only and may not change anything."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such record (or not visible to the caller); a malformed identifier is 404 too */
+            404: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/404",
+                     *       "title": "An error occurred",
+                     *       "status": 404,
+                     *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body larger than 1 MiB */
+            413: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/413",
+                     *       "title": "An error occurred",
+                     *       "status": 413,
+                     *       "detail": "The request body is larger than 1048576 bytes."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A body without a JSON content type */
+            415: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/415",
+                     *       "title": "An error occurred",
+                     *       "status": 415,
+                     *       "detail": "Send the body as application/json."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Validation failed; `violations` names each field */
+            422: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/validation_errors/c1051bb4-d103-4f74-8988-acbcafc7fdc3",
+                     *       "title": "An error occurred",
+                     *       "status": 422,
+                     *       "detail": "name: This value should not be blank.",
+                     *       "violations": [
+                     *         {
+                     *           "propertyPath": "name",
+                     *           "message": "This value should not be blank.",
+                     *           "code": "c1051bb4-d103-4f74-8988-acbcafc7fdc3"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded: wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/429",
+                     *       "title": "An error occurred",
+                     *       "status": 429,
+                     *       "detail": "Too many requests; retry in 3 seconds."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/503",
+                     *       "title": "An error occurred",
+                     *       "status": 503,
+                     *       "detail": "The service cannot reach its database right now; retry in a few seconds."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     "offers-list": {
         parameters: {
             query?: {
@@ -6953,6 +7415,222 @@ export interface operations {
         responses: {
             /** @description Created */
             201: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Offer"];
+                };
+            };
+            /** @description A malformed query parameter (named in `detail`) or malformed JSON */
+            400: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/400",
+                     *       "title": "An error occurred",
+                     *       "status": 400,
+                     *       "detail": "itemsPerPage: must be a whole number between 1 and 200."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, unknown, expired or revoked token (or anonymous access switched off) */
+            401: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/401",
+                     *       "title": "An error occurred",
+                     *       "status": 401,
+                     *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The token lacks the right: read-only token on a write, legacy token, organiser outside its offers, or a role that may not do this */
+            403: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/403",
+                     *       "title": "An error occurred",
+                     *       "status": 403,
+                     *       "detail": "This token is read-only and may not change anything."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such record (or not visible to the caller); a malformed identifier is 404 too */
+            404: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/404",
+                     *       "title": "An error occurred",
+                     *       "status": 404,
+                     *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body larger than 1 MiB */
+            413: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/413",
+                     *       "title": "An error occurred",
+                     *       "status": 413,
+                     *       "detail": "The request body is larger than 1048576 bytes."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A body without a JSON content type */
+            415: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/415",
+                     *       "title": "An error occurred",
+                     *       "status": 415,
+                     *       "detail": "Send the body as application/json."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Validation failed; `violations` names each field */
+            422: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/validation_errors/c1051bb4-d103-4f74-8988-acbcafc7fdc3",
+                     *       "title": "An error occurred",
+                     *       "status": 422,
+                     *       "detail": "name: This value should not be blank.",
+                     *       "violations": [
+                     *         {
+                     *           "propertyPath": "name",
+                     *           "message": "This value should not be blank.",
+                     *           "code": "c1051bb4-d103-4f74-8988-acbcafc7fdc3"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded: wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/429",
+                     *       "title": "An error occurred",
+                     *       "status": 429,
+                     *       "detail": "Too many requests; retry in 3 seconds."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/503",
+                     *       "title": "An error occurred",
+                     *       "status": 503,
+                     *       "detail": "The service cannot reach its database right now; retry in a few seconds."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "attendances-refill": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description a retry with the same key and body (same token, within 24 h) returns the first answer without doing the work again; another body with the key is 422 */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                /** @description The record's UUID, or its 22-character base58 form. */
+                uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": {
+                    /** @default true */
+                    notify?: boolean | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Accepted: the work continues in the background */
+            202: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -10427,684 +11105,6 @@ export interface operations {
                      *       "title": "An error occurred",
                      *       "status": 409,
                      *       "detail": "The offer 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f has 3 applications and cannot be deleted."
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Body larger than 1 MiB */
-            413: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "/errors/413",
-                     *       "title": "An error occurred",
-                     *       "status": 413,
-                     *       "detail": "The request body is larger than 1048576 bytes."
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A body without a JSON content type */
-            415: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "/errors/415",
-                     *       "title": "An error occurred",
-                     *       "status": 415,
-                     *       "detail": "Send the body as application/json."
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Validation failed; `violations` names each field */
-            422: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "/validation_errors/c1051bb4-d103-4f74-8988-acbcafc7fdc3",
-                     *       "title": "An error occurred",
-                     *       "status": 422,
-                     *       "detail": "name: This value should not be blank.",
-                     *       "violations": [
-                     *         {
-                     *           "propertyPath": "name",
-                     *           "message": "This value should not be blank.",
-                     *           "code": "c1051bb4-d103-4f74-8988-acbcafc7fdc3"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Rate limit exceeded: wait `Retry-After` seconds */
-            429: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "/errors/429",
-                     *       "title": "An error occurred",
-                     *       "status": 429,
-                     *       "detail": "Too many requests; retry in 3 seconds."
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
-            503: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "/errors/503",
-                     *       "title": "An error occurred",
-                     *       "status": 503,
-                     *       "detail": "The service cannot reach its database right now; retry in a few seconds."
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    "attendances-refill": {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description a retry with the same key and body (same token, within 24 h) returns the first answer without doing the work again; another body with the key is 422 */
-                "Idempotency-Key"?: string;
-            };
-            path: {
-                /** @description The record's UUID, or its 22-character base58 form. */
-                uuid: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: {
-            content: {
-                "application/json": {
-                    /** @default true */
-                    notify?: boolean | null;
-                };
-            };
-        };
-        responses: {
-            /** @description Accepted: the work continues in the background */
-            202: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Offer"];
-                };
-            };
-            /** @description A malformed query parameter (named in `detail`) or malformed JSON */
-            400: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "/errors/400",
-                     *       "title": "An error occurred",
-                     *       "status": 400,
-                     *       "detail": "itemsPerPage: must be a whole number between 1 and 200."
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Missing, unknown, expired or revoked token (or anonymous access switched off) */
-            401: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "/errors/401",
-                     *       "title": "An error occurred",
-                     *       "status": 401,
-                     *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The token lacks the right: read-only token on a write, legacy token, organiser outside its offers, or a role that may not do this */
-            403: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "/errors/403",
-                     *       "title": "An error occurred",
-                     *       "status": 403,
-                     *       "detail": "This token is read-only and may not change anything."
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No such record (or not visible to the caller); a malformed identifier is 404 too */
-            404: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "/errors/404",
-                     *       "title": "An error occurred",
-                     *       "status": 404,
-                     *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Body larger than 1 MiB */
-            413: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "/errors/413",
-                     *       "title": "An error occurred",
-                     *       "status": 413,
-                     *       "detail": "The request body is larger than 1048576 bytes."
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A body without a JSON content type */
-            415: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "/errors/415",
-                     *       "title": "An error occurred",
-                     *       "status": 415,
-                     *       "detail": "Send the body as application/json."
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Validation failed; `violations` names each field */
-            422: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "/validation_errors/c1051bb4-d103-4f74-8988-acbcafc7fdc3",
-                     *       "title": "An error occurred",
-                     *       "status": 422,
-                     *       "detail": "name: This value should not be blank.",
-                     *       "violations": [
-                     *         {
-                     *           "propertyPath": "name",
-                     *           "message": "This value should not be blank.",
-                     *           "code": "c1051bb4-d103-4f74-8988-acbcafc7fdc3"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Rate limit exceeded: wait `Retry-After` seconds */
-            429: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "/errors/429",
-                     *       "title": "An error occurred",
-                     *       "status": 429,
-                     *       "detail": "Too many requests; retry in 3 seconds."
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
-            503: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "/errors/503",
-                     *       "title": "An error occurred",
-                     *       "status": 503,
-                     *       "detail": "The service cannot reach its database right now; retry in a few seconds."
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    "allocations-allocate": {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description a retry with the same key and body (same token, within 24 h) returns the first answer without doing the work again; another body with the key is 422 */
-                "Idempotency-Key"?: string;
-            };
-            path: {
-                /** @description The record's UUID, or its 22-character base58 form. */
-                uuid: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: {
-            content: {
-                "application/json": {
-                    /**
-                     * @description seed of the draw; the same seed and applications give the same result; missing: drawn and recorded
-                     * @example 2027
-                     */
-                    seed?: number | null;
-                    /**
-                     * @description default true: those without a place are waitlisted in draw order; false: unfulfilled
-                     * @default true
-                     */
-                    waitlist?: boolean | null;
-                };
-            };
-        };
-        responses: {
-            /** @description Accepted: the work continues in the background */
-            202: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Edition"];
-                };
-            };
-            /** @description A malformed query parameter (named in `detail`) or malformed JSON */
-            400: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "/errors/400",
-                     *       "title": "An error occurred",
-                     *       "status": 400,
-                     *       "detail": "itemsPerPage: must be a whole number between 1 and 200."
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Missing, unknown, expired or revoked token (or anonymous access switched off) */
-            401: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "/errors/401",
-                     *       "title": "An error occurred",
-                     *       "status": 401,
-                     *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The token lacks the right: read-only token on a write, legacy token, organiser outside its offers, or a role that may not do this */
-            403: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "/errors/403",
-                     *       "title": "An error occurred",
-                     *       "status": 403,
-                     *       "detail": "This token is read-only and may not change anything."
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No such record (or not visible to the caller); a malformed identifier is 404 too */
-            404: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "/errors/404",
-                     *       "title": "An error occurred",
-                     *       "status": 404,
-                     *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Conflicts with the record's state */
-            409: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "/errors/409",
-                     *       "title": "An error occurred",
-                     *       "status": 409,
-                     *       "detail": "The offer 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f has 3 applications and cannot be deleted."
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Body larger than 1 MiB */
-            413: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "/errors/413",
-                     *       "title": "An error occurred",
-                     *       "status": 413,
-                     *       "detail": "The request body is larger than 1048576 bytes."
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description A body without a JSON content type */
-            415: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "/errors/415",
-                     *       "title": "An error occurred",
-                     *       "status": 415,
-                     *       "detail": "Send the body as application/json."
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Validation failed; `violations` names each field */
-            422: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "/validation_errors/c1051bb4-d103-4f74-8988-acbcafc7fdc3",
-                     *       "title": "An error occurred",
-                     *       "status": 422,
-                     *       "detail": "name: This value should not be blank.",
-                     *       "violations": [
-                     *         {
-                     *           "propertyPath": "name",
-                     *           "message": "This value should not be blank.",
-                     *           "code": "c1051bb4-d103-4f74-8988-acbcafc7fdc3"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Rate limit exceeded: wait `Retry-After` seconds */
-            429: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "/errors/429",
-                     *       "title": "An error occurred",
-                     *       "status": 429,
-                     *       "detail": "Too many requests; retry in 3 seconds."
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
-            503: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "/errors/503",
-                     *       "title": "An error occurred",
-                     *       "status": 503,
-                     *       "detail": "The service cannot reach its database right now; retry in a few seconds."
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    "allocations-commit": {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description a retry with the same key and body (same token, within 24 h) returns the first answer without doing the work again; another body with the key is 422 */
-                "Idempotency-Key"?: string;
-            };
-            path: {
-                /** @description The record's UUID, or its 22-character base58 form. */
-                uuid: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: {
-            content: {
-                "application/json": {
-                    /**
-                     * @description default true: one e-mail per family listing its children's decisions
-                     * @default true
-                     */
-                    notify?: boolean | null;
-                };
-            };
-        };
-        responses: {
-            /** @description Accepted: the work continues in the background */
-            202: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Edition"];
-                };
-            };
-            /** @description A malformed query parameter (named in `detail`) or malformed JSON */
-            400: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "/errors/400",
-                     *       "title": "An error occurred",
-                     *       "status": 400,
-                     *       "detail": "itemsPerPage: must be a whole number between 1 and 200."
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Missing, unknown, expired or revoked token (or anonymous access switched off) */
-            401: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "/errors/401",
-                     *       "title": "An error occurred",
-                     *       "status": 401,
-                     *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The token lacks the right: read-only token on a write, legacy token, organiser outside its offers, or a role that may not do this */
-            403: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "/errors/403",
-                     *       "title": "An error occurred",
-                     *       "status": 403,
-                     *       "detail": "This token is read-only and may not change anything."
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No such record (or not visible to the caller); a malformed identifier is 404 too */
-            404: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "/errors/404",
-                     *       "title": "An error occurred",
-                     *       "status": 404,
-                     *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"];

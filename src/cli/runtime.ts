@@ -34,8 +34,10 @@ async function createCliLogger(level: string): Promise<Logger> {
 export async function withRuntime<T>(run: (ctx: CliContext) => Promise<T>): Promise<T> {
   const config = loadConfig();
   const log = await createCliLogger(config.logLevel);
-  const [{ openRuntime }, { executorOf, migrateControl }] = await Promise.all([import('../platform/runtime.js'), import('../platform/db/orm.js')]);
-  const runtime = await openRuntime(config, log);
+  const [{ openRuntime }, { executorOf, migrateControl }, { entities }] = await Promise.all([
+    import('../platform/runtime.js'), import('../platform/db/orm.js'), import('../entities.js'),
+  ]);
+  const runtime = await openRuntime(config, log, entities);
   try {
     const orm = runtime.orm;
     const controlApplied = await migrateControl(orm);

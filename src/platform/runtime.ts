@@ -1,3 +1,4 @@
+import type { EntityClass } from '@mikro-orm/postgresql';
 import type { Config } from './config.js';
 import { createOrm, executorOf, type Orm } from './db/orm.js';
 import type { EmbeddedDatabase } from './db/embedded.js';
@@ -12,7 +13,8 @@ export type Runtime = {
   close: () => Promise<void>;
 };
 
-export async function openRuntime(config: Config, log: Logger): Promise<Runtime> {
+/** `entities`: every tenant entity (src/entities.ts); the composing process hands them in. */
+export async function openRuntime(config: Config, log: Logger, entities: readonly EntityClass<object>[]): Promise<Runtime> {
   let url = config.databaseUrl;
   let embedded: EmbeddedDatabase | undefined;
   if (!url) {
@@ -26,7 +28,7 @@ export async function openRuntime(config: Config, log: Logger): Promise<Runtime>
   }
   let orm: Orm;
   try {
-    orm = await createOrm(url);
+    orm = await createOrm(url, { entities });
   } catch (err) {
     await embedded?.stop();
     throw err;

@@ -11,6 +11,7 @@ import { newUuid } from '../../src/platform/http/ids.js';
 import { addTenant } from '../../src/platform/tenancy/operations.js';
 import { loadTenants } from '../../src/platform/tenancy/registry.js';
 import { startHarness, type Harness } from '../harness/harness.js';
+import { entities } from '../../src/entities.js';
 
 // The operator CLI (D1, D10) as outside checks drive it: the real entry point in a child process against
 // this run's database. Each process costs about two seconds, so independent calls run side by side.
@@ -262,7 +263,7 @@ describe('migrate', () => {
     const good = slugOf('mig');
     expect((await cli(['tenant', 'add', good, '--host', `${good}.example`], { DATABASE_URL: url })).code).toBe(0);
     // A tenant whose schema holds a table the first migration creates: its migration fails.
-    const pool = await createOrm(url, { poolMax: 1 });
+    const pool = await createOrm(url, { entities, poolMax: 1 });
     try {
       const db = executorOf(pool);
       await sql`insert into control.tenants (slug, name, schema_name) values ('broken', 'Broken', 't_broken')`.execute(db);

@@ -3,6 +3,7 @@ import pg from 'pg';
 import type { EmbeddedDatabase } from '../../src/platform/db/embedded.js';
 import { createOrm, migrateControl } from '../../src/platform/db/orm.js';
 import { startPgBouncer, type PgBouncer } from './pgbouncer.js';
+import { entities } from '../../src/entities.js';
 
 // One throwaway database per run on the machine's PostgreSQL (127.0.0.1:5432, or TEST_PG_URL); where no
 // server answers (a fresh machine), the embedded PostgreSQL is started instead, so `npm test` passes there.
@@ -55,7 +56,7 @@ export async function setup(project: TestProject) {
     process.env.PG_PREPARED_STATEMENTS = 'off';
     console.warn(`[test] through PgBouncer (transaction pooling) on port ${bouncer.port}, named statements off`);
   }
-  const orm = await createOrm(url.toString(), { poolMax: 2 });
+  const orm = await createOrm(url.toString(), { entities, poolMax: 2 });
   await migrateControl(orm);
   await orm.close();
   project.provide('databaseUrl', url.toString());

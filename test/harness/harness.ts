@@ -17,6 +17,7 @@ import type { TenantSettings } from '../../src/platform/tenancy/settings.js';
 import type { Tenant } from '../../src/platform/tenancy/tenant.js';
 import { InMemoryJobs, QUEUES, type JobSender } from '../../src/platform/jobs/queue.js';
 import { tenantJobHandlers } from '../../src/jobs.js';
+import { entities } from '../../src/entities.js';
 
 // The integration harness: the real express stack on a random port, the real database of this run,
 // a fresh tenant (own schema, own host) per call of `tenant()`, tokens, and an HTTP client that sends a
@@ -95,7 +96,7 @@ export type HarnessOptions = {
 };
 
 export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> {
-  const orm = await createOrm(opts.databaseUrl ?? inject('databaseUrl'), { poolMax: 8, preparedStatements: opts.preparedStatements });
+  const orm = await createOrm(opts.databaseUrl ?? inject('databaseUrl'), { entities, poolMax: 8, preparedStatements: opts.preparedStatements });
   if (opts.databaseUrl) await migrateControl(orm);
   const registry = opts.registry ? opts.registry(executorOf(orm)) : new TenantRegistry(executorOf(orm), 0);
   const rateLimiter = opts.rateLimiter ?? generousRateLimiter();

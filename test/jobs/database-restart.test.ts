@@ -11,6 +11,7 @@ import { createLogger } from '../../src/platform/logging/logger.js';
 import { queueMail } from '../../src/platform/mail/outbox.js';
 import { addTenant } from '../../src/platform/tenancy/operations.js';
 import type { Tenant } from '../../src/platform/tenancy/tenant.js';
+import { entities } from '../../src/entities.js';
 
 // Issue 9 "PostgreSQL restarted while jobs run": a PostgreSQL server of this test's own (embedded, so the
 // machine's server stays up for the other tests), a real worker process sending mail over real SMTP. The
@@ -36,7 +37,7 @@ beforeAll(async () => {
   await server.start();
   await server.createDatabase('restart');
   smtp = await startSmtp();
-  orm = await createOrm(url, { poolMax: 4 });
+  orm = await createOrm(url, { entities, poolMax: 4 });
   await migrateControl(orm);
   tenant = await addTenant(orm, { slug: 'restart', name: 'Neustadt', hosts: [{ host: 'restart.test', basePath: '/api' }] });
   sender = await startJobSender(orm, createLogger('silent'));

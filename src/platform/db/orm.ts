@@ -1,7 +1,7 @@
-import { MikroORM, type EntityManager } from '@mikro-orm/postgresql';
+import { MikroORM, type EntityClass, type EntityManager } from '@mikro-orm/postgresql';
 import { Migrator } from '@mikro-orm/migrations';
 import { controlMigrations, tenantMigrations } from '../../../migrations/index.js';
-import { entities } from './entities.js';
+import { entities } from '../../entities.js';
 import { preparedStatementsWanted, usePreparedStatements, type PreparedSwitch } from './prepared.js';
 import { assertSchemaName, sql, type Executor } from './sql.js';
 
@@ -16,14 +16,17 @@ export function preparedStatementsOf(orm: Orm): boolean {
 }
 
 /**
- * `preparedStatements`: default `PG_PREPARED_STATEMENTS` (on; `off` behind a transaction pooler that does not
+ * `entities`: every tenant entity (src/entities.ts). `preparedStatements`: default `PG_PREPARED_STATEMENTS` (on; `off` behind a transaction pooler that does not
  * keep named statements, platform/db/prepared.ts).
  */
-export async function createOrm(databaseUrl: string, opts: { poolMax?: number; preparedStatements?: boolean } = {}): Promise<Orm> {
+export async function createOrm(
+  databaseUrl: string, opts: { entities: readonly EntityClass<object>[]; poolMax?: number; preparedStatements?: boolean },
+): Promise<Orm> {
   const prepared: PreparedSwitch = { enabled: opts.preparedStatements ?? preparedStatementsWanted() };
   const orm = await MikroORM.init({
     clientUrl: databaseUrl,
-    entities,
+    // The tenant entities (src/entities.ts), handed in by the process that composes the service.
+    entities: [...opts.entities],
     extensions: [Migrator],
     allowGlobalContext: false,
     debug: false,

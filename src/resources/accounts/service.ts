@@ -9,9 +9,9 @@ import { pageOf } from '../../platform/http/fields.js';
 import { newUuid, parseId } from '../../platform/http/ids.js';
 import { assertPatchNotEmpty, wasSent } from '../../platform/http/patch.js';
 import { invalid, notFound, violation } from '../../platform/http/problem.js';
-import { syncCharges } from '../bookings/charges.js';
-import { lockOffers } from '../attendances/writes.js';
-import { fullNameSql, participantNameSql } from '../participants/names.js';
+import { syncCharges } from '../../engines/ledger/index.js';
+import { lockOffers } from '../../engines/participant-list/index.js';
+import { fullNameSql, participantNameSql } from '../../engines/families/index.js';
 import { Account } from './entity.js';
 import {
   ACCOUNT_OPTIONAL_FIELDS,
@@ -82,22 +82,6 @@ export async function getAccount(ctx: ServiceContext, uuid: string): Promise<Acc
   const out = await readAccount(ctx, uuid);
   if (!out) throw notFoundProblem(uuid);
   return out;
-}
-
-/**
- * An account named in a filter or a body (spec 1.5): its UUID, the base58 form, or its e-mail address
- * (ignoring case). Returns the account's UUID, or null when nothing matches. For other resources' filters
- * (null → `[]`) and bodies (null → 422 with `detail` only). Pass `db` inside a transaction.
- */
-export async function resolveAccountRef(ctx: ServiceContext, value: string, db: Executor = dbOf(ctx.em)): Promise<string | null> {
-  const v = value.trim();
-  if (!v || v.length > 254) return null;
-  const accounts = qualified(ctx.tenant.schema, 'accounts');
-  const id = parseId(v);
-  const res = id
-    ? await sql<{ uuid: string }>`select uuid from ${accounts} where uuid = ${id}::uuid`.execute(db)
-    : await sql<{ uuid: string }>`select uuid from ${accounts} where lower(email) = lower(${v})`.execute(db);
-  return res.rows[0]?.uuid ?? null;
 }
 
 const duplicateEmail = () => invalid([violation('email', 'This e-mail address is already used by another account.', 'unique')]);
@@ -176,15 +160,4 @@ export async function deleteAccount(ctx: ServiceContext, uuid: string): Promise<
     // D8: each child is its own debtor now; unpaid charges move to its ledgers (paid ones stay with the receipts).
     await syncCharges(db, ctx.tenant.schema, applications.map((r) => r.uuid));
   });
-}
-
-/**
- * An account's `participants` list shows its children's references: when a child joins, leaves or is renamed,
- * the account counts as modified too (`modifiedSince`). For the participants service, inside its transaction.
- */
-export async function touchAccounts(ctx: ServiceContext, db: Executor, uuids: (string | null | undefined)[]): Promise<void> {
-  const ids = [...new Set(uuids.filter((u): u is string => !!u))];
-  if (ids.length === 0) return;
-  await sql`update ${qualified(ctx.tenant.schema, 'accounts')} set modified_at = now()
-    where uuid = any(${ids}::uuid[])`.execute(db);
 }

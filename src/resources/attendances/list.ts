@@ -9,9 +9,9 @@ import { formatTimestamp } from '../../platform/http/dates.js';
 import { pageOf } from '../../platform/http/fields.js';
 import { parseId } from '../../platform/http/ids.js';
 import { badRequest, notFound } from '../../platform/http/problem.js';
-import { resolveAccountRef } from '../accounts/service.js';
-import { fullNameSql, participantNameSql } from '../participants/names.js';
-import { assertListReadable, viewerOf, type Viewer } from './access.js';
+import { resolveAccountRef } from '../../engines/families/index.js';
+import { fullNameSql, participantNameSql } from '../../engines/families/index.js';
+import { assertListReadable, viewerOf, type Viewer } from '../../engines/access/lists.js';
 import type { StoredAnswer } from './entity.js';
 import type { AttendanceOut, ListAttendancesInput, OfferAttendancesInput } from './schema.js';
 

@@ -1,15 +1,14 @@
 import { z } from 'zod';
 import { procedure, router } from '../../platform/http/trpc.js';
-import { offerResponse } from '../offers/schema.js';
 import {
   attendanceIdInput, attendanceListResponse, attendanceResponse, createAttendanceInput, listAttendancesInput,
-  offerAttendancesInput, refillOfferInput, transferAttendanceInput, transitionAttendanceInput, updateAttendanceInput,
+  offerAttendancesInput, transferAttendanceInput, transitionAttendanceInput, updateAttendanceInput,
 } from './schema.js';
 import * as service from './service.js';
 
 const tags = ['attendances'];
 
-// Spec 4.3 (and the participant list and refill of 4.2). Create and delete are admin-only; organisers read
+// Spec 4.3 (and the participant list of 4.2). Create and delete are admin-only; organisers read
 // their released lists and, where the installation lets them, change or transfer (checked in the services).
 export const attendancesRouter = router({
   list: procedure
@@ -44,8 +43,4 @@ export const attendancesRouter = router({
     .meta({ access: 'write', roles: ['admin'], successStatus: 204, openapi: { method: 'DELETE', path: '/attendances/{uuid}', tags, summary: 'Delete an application' } })
     .input(attendanceIdInput).output(z.void())
     .mutation(({ ctx, input }) => service.deleteAttendance(ctx, input.uuid)),
-  refill: procedure
-    .meta({ access: 'write', roles: ['admin'], successStatus: 202, openapi: { method: 'POST', path: '/offers/{uuid}/refill', tags: ['offers', ...tags], summary: 'Refill free places from the waiting list' } })
-    .input(refillOfferInput).output(offerResponse)
-    .mutation(({ ctx, input }) => service.refillOffer(ctx, input)),
 });

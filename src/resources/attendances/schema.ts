@@ -141,5 +141,3 @@ export const updateAttendanceInput = z.object({
 });
 export type UpdateAttendanceInput = z.output<typeof updateAttendanceInput>;
 
-export const refillOfferInput = z.object({ uuid: pathId(), notify: z.boolean().nullish() });
-export type RefillOfferInput = z.output<typeof refillOfferInput>;

@@ -9,22 +9,22 @@ import { qualified, sql, type Executor, type RawBuilder } from '../../platform/d
 import { newUuid, parseId } from '../../platform/http/ids.js';
 import { assertPatchNotEmpty, wasSent } from '../../platform/http/patch.js';
 import { conflict, invalid, unprocessable, violation, type Violation } from '../../platform/http/problem.js';
-import { syncCharges } from '../bookings/charges.js';
+import { syncCharges } from '../../engines/ledger/index.js';
 import { wakeMailSender } from '../../platform/mail/outbox.js';
-import { editionProcedureSql } from '../editions/service.js';
+import { editionProcedureSql } from '../../engines/edition-phases/index.js';
 import type { ApplicationQuestion } from '../offers/entity.js';
-import { assertListEditable, viewerOf } from './access.js';
+import { assertListEditable, viewerOf } from '../../engines/access/lists.js';
 import { Attendance, type StoredAnswer } from './entity.js';
-import { accountsOf, statusChanged } from './events.js';
+import { accountsOf, statusChanged } from '../../engines/participant-list/index.js';
 import { recordEvent, recordEvents } from '../../platform/events/events.js';
 import { wakeWebhookDelivery } from '../../platform/webhooks/wake.js';
 import { attendanceNotFound, offerFirstDaySql, offerOfAttendance, readAttendance, toOut, type Row } from './list.js';
-import { fullNameSql, participantNameSql } from '../participants/names.js';
+import { fullNameSql, participantNameSql } from '../../engines/families/index.js';
 import type { AttendanceOut, CreateAttendanceInput, UpdateAttendanceInput } from './schema.js';
 import {
   appendApplication, decisionMail, loadList, lockOffer, participantLockKey, queueDecisionMail, refillIfFirstComeRunning, reorderList,
   saveOrder, type AppendOutcome, type ListRow,
-} from './writes.js';
+} from '../../engines/participant-list/index.js';
 
 // Applications (spec 4.3; D10 "Applications"): create, update, delete. Transitions, transfer and refill have
 // their own files. Every write locks the offer's row first (see writes.ts), then changes the application
@@ -35,7 +35,6 @@ import {
 export { getAttendance, listAttendances, listOfferAttendances } from './list.js';
 export { transitionAttendance } from './transitions.js';
 export { transferAttendance } from './transfer.js';
-export { refillOffer } from './refill.js';
 
 /** Decision reasons recorded when the procedure decides (spec 2.2 `decisionReason`). */
 const REASONS = {

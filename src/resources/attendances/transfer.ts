@@ -3,17 +3,17 @@ import { dbOf } from '../../platform/context.js';
 import { qualified, sql } from '../../platform/db/sql.js';
 import { newUuid } from '../../platform/http/ids.js';
 import { conflict } from '../../platform/http/problem.js';
-import { syncCharges } from '../bookings/charges.js';
-import { moveReceiptLines } from '../receipts/lines.js';
-import { assertMayTransfer, loadOfferInfo, offerNotFound, offerVisible, viewerOf } from './access.js';
+import { syncCharges } from '../../engines/ledger/index.js';
+import { moveReceiptLines } from '../../engines/ledger/index.js';
+import { assertMayTransfer, loadOfferInfo, offerNotFound, offerVisible, viewerOf } from '../../engines/access/lists.js';
 import { Attendance } from './entity.js';
-import { accountsOf } from './events.js';
+import { accountsOf } from '../../engines/participant-list/index.js';
 import { recordEvent } from '../../platform/events/events.js';
 import { attendanceNotFound, offerOfAttendance, readAttendance } from './list.js';
 import type { AttendanceOut, TransferAttendanceInput } from './schema.js';
 import { beyondCapacityReason, confirmsBeyondCapacity } from '../../domain/participant-list.js';
-import { confirmedCount } from './transitions.js';
-import { lockOffers, queueDecisionMail, refillIfFirstComeRunning, reorderList } from './writes.js';
+import { confirmedCount } from '../../engines/participant-list/index.js';
+import { lockOffers, queueDecisionMail, refillIfFirstComeRunning, reorderList } from '../../engines/participant-list/index.js';
 
 // Spec 3.2 (last line) and 4.3 "Transfer", rules 1-7; D10 (any edition, any source state, commit:false).
 // 1. a new application (new uuid) for the target; the old one is deleted with its answers;

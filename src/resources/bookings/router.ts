@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { procedure, router } from '../../platform/http/trpc.js';
 import { bookingIdInput, bookingListResponse, bookingResponse, listBookingsInput } from './schema.js';
-import { refuseChange } from '../money/immutable.js';
+import { refuseChange } from '../../engines/ledger/index.js';
 import * as service from './service.js';
 
 const tags = ['money'];

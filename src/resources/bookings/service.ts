@@ -6,7 +6,7 @@ import { formatTimestamp } from '../../platform/http/dates.js';
 import { pageOf } from '../../platform/http/fields.js';
 import { parseId } from '../../platform/http/ids.js';
 import { notFound } from '../../platform/http/problem.js';
-import { debtorNameSql, editionFilter, debtorScope } from '../money/filters.js';
+import { debtorNameSql, editionFilter, debtorScope } from '../../engines/ledger/index.js';
 import type { BookingOut, ListBookingsInput } from './schema.js';
 
 // Bookings (D8, D10): read-only projections, one SQL statement per page, in posting order (`seq`).

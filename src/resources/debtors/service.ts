@@ -5,8 +5,8 @@ import { qualified, sql, type RawBuilder } from '../../platform/db/sql.js';
 import { formatTimestamp } from '../../platform/http/dates.js';
 import { pageOf } from '../../platform/http/fields.js';
 import { notFound } from '../../platform/http/problem.js';
-import { fullNameSql, participantNameSql } from '../participants/names.js';
-import { debtorNameSql, debtorScope } from '../money/filters.js';
+import { fullNameSql, participantNameSql } from '../../engines/families/index.js';
+import { debtorNameSql, debtorScope } from '../../engines/ledger/index.js';
 import type { DebtorOut, ListDebtorsInput } from './schema.js';
 
 // Debtors (D8, D10): read-only; made by the money writes on first need. One SQL projection per page.

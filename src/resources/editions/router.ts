@@ -1,7 +1,8 @@
 import { z } from 'zod';
 import { procedure, router } from '../../platform/http/trpc.js';
+import * as allocation from './allocation.js';
 import {
-  createEditionInput, editionIdInput, editionListResponse, editionResponse, listEditionsInput, updateEditionInput,
+  allocateEditionInput, commitEditionInput, createEditionInput, editionIdInput, editionListResponse, editionResponse, listEditionsInput, updateEditionInput,
 } from './schema.js';
 import * as service from './service.js';
 
@@ -29,4 +30,20 @@ export const editionsRouter = router({
     .meta({ access: 'write', roles: ['admin'], successStatus: 204, openapi: { method: 'DELETE', path: '/editions/{uuid}', tags, summary: 'Delete an edition' } })
     .input(editionIdInput).output(z.void())
     .mutation(({ ctx, input }) => service.deleteEdition(ctx, input.uuid)),
+  // D7: the lot and the commit, admin-only background actions (spec 1.11: 202 with the edition as it is now).
+  // Their operation ids are those they were published with.
+  allocate: procedure
+    .meta({
+      access: 'write', roles: ['admin'], successStatus: 202,
+      openapi: { method: 'POST', path: '/editions/{uuid}/allocate', operationId: 'allocations-allocate', tags, summary: 'Allocate the waiting applications by lot (background)' },
+    })
+    .input(allocateEditionInput).output(editionResponse)
+    .mutation(({ ctx, input }) => allocation.allocateEdition(ctx, input)),
+  commit: procedure
+    .meta({
+      access: 'write', roles: ['admin'], successStatus: 202,
+      openapi: { method: 'POST', path: '/editions/{uuid}/commit', operationId: 'allocations-commit', tags, summary: 'Release the held-back decisions and tell the families (background)' },
+    })
+    .input(commitEditionInput).output(editionResponse)
+    .mutation(({ ctx, input }) => allocation.commitEdition(ctx, input)),
 });

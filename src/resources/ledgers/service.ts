@@ -6,7 +6,7 @@ import { qualified, sql, type RawBuilder } from '../../platform/db/sql.js';
 import { formatTimestamp } from '../../platform/http/dates.js';
 import { pageOf } from '../../platform/http/fields.js';
 import { notFound } from '../../platform/http/problem.js';
-import { debtorNameSql, editionFilter, debtorScope } from '../money/filters.js';
+import { debtorNameSql, editionFilter, debtorScope } from '../../engines/ledger/index.js';
 import type { LedgerOut, ListLedgersInput } from './schema.js';
 
 // Ledgers (D8, D10): read-only projections, one SQL statement per page with the book entries aggregated in.

@@ -2,9 +2,10 @@ import { z } from 'zod';
 import { procedure, router } from '../../platform/http/trpc.js';
 import {
   copyOfferInput, createOfferInput, listOffersInput, offerIdInput, offerListResponse, offerResponse, transitionOfferInput,
-  updateOfferInput,
+  refillOfferInput, updateOfferInput,
 } from './schema.js';
 import { assertMediaImages } from './media.js';
+import { refillOffer } from './refill.js';
 import * as service from './service.js';
 
 const tags = ['offers'];
@@ -55,4 +56,12 @@ export const offersRouter = router({
     .meta({ access: 'write', roles: ['admin', 'organiser'], successStatus: 201, openapi: { method: 'POST', path: '/offers/{uuid}/variant', tags, summary: 'Make a variant of an offer' } })
     .input(offerIdInput).output(offerResponse)
     .mutation(({ ctx, input }) => service.variantOffer(ctx, input.uuid)),
+  // Published first among the participant list's operations: its operation id and tags stay.
+  refill: procedure
+    .meta({
+      access: 'write', roles: ['admin'], successStatus: 202,
+      openapi: { method: 'POST', path: '/offers/{uuid}/refill', operationId: 'attendances-refill', tags: ['offers', 'attendances'], summary: 'Refill free places from the waiting list' },
+    })
+    .input(refillOfferInput).output(offerResponse)
+    .mutation(({ ctx, input }) => refillOffer(ctx, input)),
 });

@@ -203,3 +203,7 @@ export type TransitionOfferInput = z.output<typeof transitionOfferInput>;
 
 export const copyOfferInput = z.object({ uuid: pathId(), edition: bodyRef().nullish() });
 export type CopyOfferInput = z.output<typeof copyOfferInput>;
+
+/** Spec 4.2 `POST /offers/{uuid}/refill` (D5): `notify` [true]. */
+export const refillOfferInput = z.object({ uuid: pathId(), notify: z.boolean().nullish() });
+export type RefillOfferInput = z.output<typeof refillOfferInput>;

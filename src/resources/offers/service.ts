@@ -19,9 +19,9 @@ import { queueMail } from '../../platform/mail/outbox.js';
 import { recordEvent, recordEvents } from '../../platform/events/events.js';
 import { assertPatchNotEmpty, sentKeys, wasSent } from '../../platform/http/patch.js';
 import { conflict, forbidden, invalid, notFound, Problem, unprocessable, violation } from '../../platform/http/problem.js';
-import { syncCharges } from '../bookings/charges.js';
-import { lockOffer, refillAfterCapacityChange } from '../attendances/writes.js';
-import { editionOnlineSql } from '../editions/service.js';
+import { syncCharges } from '../../engines/ledger/index.js';
+import { lockOffer, refillAfterCapacityChange } from '../../engines/participant-list/index.js';
+import { editionOnlineSql } from '../../engines/edition-phases/index.js';
 import { Offer, OfferDate, type ApplicationQuestion } from './entity.js';
 import type {
   CopyOfferInput, CreateOfferInput, ListOffersInput, OfferDateIn, OfferOut, TransitionOfferInput, UpdateOfferInput,

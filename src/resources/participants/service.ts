@@ -11,11 +11,11 @@ import { pageOf } from '../../platform/http/fields.js';
 import { newUuid } from '../../platform/http/ids.js';
 import { assertPatchNotEmpty, wasSent } from '../../platform/http/patch.js';
 import { conflict, notFound, unprocessable } from '../../platform/http/problem.js';
-import { resolveAccountRef, touchAccounts } from '../accounts/service.js';
-import { syncCharges } from '../bookings/charges.js';
-import { lockOffers, refillIfFirstComeRunning, reorderList } from '../attendances/writes.js';
+import { resolveAccountRef, touchAccounts } from '../../engines/families/index.js';
+import { syncCharges } from '../../engines/ledger/index.js';
+import { lockOffers, refillIfFirstComeRunning, reorderList } from '../../engines/participant-list/index.js';
 import { Participant } from './entity.js';
-import { fullNameSql, participantFieldSql, participantNameSql } from './names.js';
+import { fullNameSql, participantFieldSql, participantNameSql } from '../../engines/families/index.js';
 import type { CreateParticipantInput, ListParticipantsInput, ParticipantOut, UpdateParticipantInput } from './schema.js';
 
 // Participants (D6): reads are projections (the account reference joined in), writes go through the entity.

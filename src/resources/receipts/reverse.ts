@@ -8,10 +8,10 @@ import { conflict, unprocessable } from '../../platform/http/problem.js';
 import { queueMail } from '../../platform/mail/outbox.js';
 import { recordEvent } from '../../platform/events/events.js';
 import { Attendance } from '../attendances/entity.js';
-import { transitionLocked } from '../attendances/transitions.js';
-import { lockOffers, type LockedOffer } from '../attendances/writes.js';
-import { syncCharges } from '../bookings/charges.js';
-import { postBookings, refreshPaid, type NewBooking } from '../bookings/store.js';
+import { transitionLocked } from '../../engines/participant-list/index.js';
+import { lockOffers, type LockedOffer } from '../../engines/participant-list/index.js';
+import { syncCharges } from '../../engines/ledger/index.js';
+import { postBookings, refreshPaid, type NewBooking } from '../../engines/ledger/index.js';
 import type { ReceiptOut, ReverseReceiptInput } from './schema.js';
 import { berlinDate, debtorAddress, getReceipt, nextReceiptNumber, receiptLines, receiptNotFound } from './service.js';
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { procedure, router } from '../../platform/http/trpc.js';
-import { refuseChange } from '../money/immutable.js';
+import { refuseChange } from '../../engines/ledger/index.js';
 import {
   createReceiptInput, listReceiptsInput, receiptIdInput, receiptListResponse, receiptResponse, reverseReceiptInput,
 } from './schema.js';

@@ -11,11 +11,11 @@ import { newUuid } from '../../platform/http/ids.js';
 import { invalid, notFound, unprocessable, violation } from '../../platform/http/problem.js';
 import { queueMail } from '../../platform/mail/outbox.js';
 import { recordEvent } from '../../platform/events/events.js';
-import { lockOffers } from '../attendances/writes.js';
-import { syncCharges } from '../bookings/charges.js';
-import { postBookings, refreshPaid, type NewBooking } from '../bookings/store.js';
-import { debtorNameSql, editionFilter, debtorScope } from '../money/filters.js';
-import { chargeLedgerOf } from './lines.js';
+import { lockOffers } from '../../engines/participant-list/index.js';
+import { syncCharges } from '../../engines/ledger/index.js';
+import { postBookings, refreshPaid, type NewBooking } from '../../engines/ledger/index.js';
+import { debtorNameSql, editionFilter, debtorScope } from '../../engines/ledger/index.js';
+import { chargeLedgerOf } from '../../engines/ledger/index.js';
 import type { CreateReceiptInput, ListReceiptsInput, ReceiptOut } from './schema.js';
 
 // Receipts (D8, D10 "Money"): `POST /receipts` (admin) pays due applications of one debtor; reads are one SQL

@@ -6,6 +6,7 @@ import { sql } from '../../../src/platform/db/sql.js';
 import { startHarness, type Harness } from '../../harness/harness.js';
 import { PGBOUNCER_BIN, startPgBouncer, type PgBouncer } from '../../harness/pgbouncer.js';
 import { edition, offer, transition } from '../../resources/offers/helpers.js';
+import { entities } from '../../../src/entities.js';
 
 // Named statements for the hot projections (platform/db/prepared.ts): directly they are parsed once per
 // connection; through Debian's PgBouncer 1.18 in transaction pooling mode they must be off, and the offer list
@@ -26,7 +27,7 @@ describe('PG_PREPARED_STATEMENTS', () => {
 
 describe('prepared() on a direct connection', () => {
   it('runs a marked statement as one named statement per connection, and only marked ones', async () => {
-    const orm = await createOrm(direct, { poolMax: 1, preparedStatements: true });
+    const orm = await createOrm(direct, { entities, poolMax: 1, preparedStatements: true });
     try {
       const db = executorOf(orm);
       for (let i = 0; i < 5; i++) {
@@ -47,7 +48,7 @@ describe('prepared() on a direct connection', () => {
   });
 
   it('parses a statement again after a migration changed its result type (that one execution fails)', async () => {
-    const orm = await createOrm(direct, { poolMax: 1, preparedStatements: true });
+    const orm = await createOrm(direct, { entities, poolMax: 1, preparedStatements: true });
     const table = `prep_${Math.random().toString(36).slice(2, 8)}`;
     try {
       const db = executorOf(orm);
@@ -66,7 +67,7 @@ describe('prepared() on a direct connection', () => {
   });
 
   it('sends them unnamed when switched off', async () => {
-    const orm = await createOrm(direct, { poolMax: 1, preparedStatements: false });
+    const orm = await createOrm(direct, { entities, poolMax: 1, preparedStatements: false });
     try {
       for (let i = 0; i < 3; i++) await prepared(sql`select ${i}::int + 1 as x`).execute(executorOf(orm));
       expect(await ownStatements(orm)).toEqual([]);
@@ -139,7 +140,7 @@ describe.runIf(!!PGBOUNCER_BIN)('the offer list through PgBouncer 1.18 in transa
   });
 
   it('left on by mistake: the first failure switches named statements off for the process, then it serves', async () => {
-    const orm = await createOrm(bouncer.url(direct), { poolMax: 6, preparedStatements: true });
+    const orm = await createOrm(bouncer.url(direct), { entities, poolMax: 6, preparedStatements: true });
     const warnings: string[] = [];
     const onWarning = (w: Error) => warnings.push(w.message);
     process.on('warning', onWarning);

@@ -13,6 +13,7 @@ import { TenantRegistry } from '../../../src/platform/tenancy/registry.js';
 import { generousRateLimiter, startHarness, type Harness } from '../../harness/harness.js';
 import { freePort, PGBOUNCER_BIN, startPgBouncer, type PgBouncer } from '../../harness/pgbouncer.js';
 import { httpRequest } from '../../harness/processes.js';
+import { entities } from '../../../src/entities.js';
 
 // A database that cannot be reached is an outage: 503 problem+json with Retry-After, one warning when it
 // starts and one when it ends, never a stack trace per request. Through the real express stack, with the
@@ -48,7 +49,7 @@ function expectOutageProblem(res: Awaited<ReturnType<typeof httpRequest>>) {
 describe('database unreachable (closed port)', () => {
   it('answers 503 with Retry-After, warns once, reports it on /readyz', async () => {
     const { log, lines } = memoryLog();
-    const orm = await createOrm(`postgresql://postgres@127.0.0.1:${await freePort()}/nothing`, { poolMax: 2 });
+    const orm = await createOrm(`postgresql://postgres@127.0.0.1:${await freePort()}/nothing`, { entities, poolMax: 2 });
     const app = await serve(orm, log);
     try {
       for (let i = 0; i < 5; i++) expectOutageProblem(await httpRequest(app.port, 'GET', '/api/categories', { host: 'any.test' }));
@@ -74,9 +75,9 @@ describe.runIf(!!PGBOUNCER_BIN)('database outage through PgBouncer, and recovery
 
   beforeAll(async () => {
     bouncer = await startPgBouncer(url);
-    direct = await createOrm(url, { poolMax: 2 });
+    direct = await createOrm(url, { entities, poolMax: 2 });
     // Debian's PgBouncer 1.18 keeps no named statements across transactions (src/platform/db/prepared.ts).
-    pooled = await createOrm(bouncer.url(url), { poolMax: 4, preparedStatements: false });
+    pooled = await createOrm(bouncer.url(url), { entities, poolMax: 4, preparedStatements: false });
   });
   afterAll(async () => {
     await pooled?.close();

@@ -7,6 +7,7 @@ import { createMetrics, type Metrics } from '../../../src/platform/metrics/index
 import { executorOf } from '../../../src/platform/db/orm.js';
 import { appRouter } from '../../../src/router.js';
 import { startHarness, type Harness } from '../../harness/harness.js';
+import { entities } from '../../../src/entities.js';
 
 // `/metrics` (Prometheus text, prom-client): requests by route template and status, latency histograms,
 // jobs by queue and state with the oldest waiting job's age (pg-boss's tables), rate-limit refusals,
@@ -104,7 +105,7 @@ describe('/metrics with METRICS_TOKEN, and an outbox source given to the app', (
     const { generousRateLimiter } = await import('../../harness/harness.js');
     const { httpRequest } = await import('../../harness/processes.js');
     const { inject } = await import('vitest');
-    const orm = await createOrm(inject('databaseUrl'), { poolMax: 2 });
+    const orm = await createOrm(inject('databaseUrl'), { entities, poolMax: 2 });
     const app = createApp({
       orm, registry: new TenantRegistry(executorOf(orm), 0), rateLimiter: generousRateLimiter(), log: createLogger('silent'), trustProxy: false,
       metricsToken: 'scrape-secret-1', outboxSource: async () => ({ backlog: 3 }),

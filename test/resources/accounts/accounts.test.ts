@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectProblem, startHarness, type Harness, type TestTenant } from '../../harness/harness.js';
 import { newUuid, uuidToBase58 } from '../../../src/platform/http/ids.js';
-import { resolveAccountRef } from '../../../src/resources/accounts/service.js';
+import { resolveAccountRef } from '../../../src/engines/families/index.js';
 
 let h: Harness;
 let t: TestTenant;

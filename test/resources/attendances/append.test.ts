@@ -4,8 +4,8 @@ import { executorOf } from '../../../src/platform/db/orm.js';
 import { qualified, sql } from '../../../src/platform/db/sql.js';
 import { newUuid } from '../../../src/platform/http/ids.js';
 import { QUEUES } from '../../../src/platform/jobs/queue.js';
-import { syncCharges } from '../../../src/resources/bookings/charges.js';
-import { appendApplication, type AppendInput, type AppendOutcome } from '../../../src/resources/attendances/writes.js';
+import { syncCharges } from '../../../src/engines/ledger/index.js';
+import { appendApplication, type AppendInput, type AppendOutcome } from '../../../src/engines/participant-list/index.js';
 import {
   apply, createAccount, createOffer, createParticipant, expectDenseSorting, firstcome, list, newApplication, outbox, transitionOk,
 } from './helpers.js';

@@ -3,7 +3,7 @@ import { expectProblem, startHarness, type Harness, type TestTenant } from '../.
 import { executorOf } from '../../../src/platform/db/orm.js';
 import { qualified, sql } from '../../../src/platform/db/sql.js';
 import { uuidToBase58 } from '../../../src/platform/http/ids.js';
-import { syncCharges } from '../../../src/resources/bookings/charges.js';
+import { syncCharges } from '../../../src/engines/ledger/index.js';
 import { create as createOrganiser } from '../../factories/organiser.factory.js';
 import {
   applyFor, createAccount, createEdition, dueApplication, getOk, ledgerOfAccount, offerWithFee, pay, postingsOf, transitionOk,

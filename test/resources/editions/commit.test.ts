@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectProblem, startHarness, type Harness, type TestTenant } from '../../harness/harness.js';
 import { QUEUES } from '../../../src/platform/jobs/queue.js';
-import { runAllocationJob, runCommitJob } from '../../../src/resources/allocations/service.js';
+import { runAllocationJob, runCommitJob } from '../../../src/engines/allocation/jobs.js';
 import {
   allocate, allocateNow, applicationsOf, applyLot, commit, createAccount, createParticipant, getEdition, list, lot, mailsOfKind, offerOn, outbox,
 } from './lot-helpers.js';

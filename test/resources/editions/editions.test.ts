@@ -6,7 +6,7 @@ import { executorOf } from '../../../src/platform/db/orm.js';
 import { qualified, sql } from '../../../src/platform/db/sql.js';
 import { RULE_CODES } from '../../../src/platform/http/problem.js';
 import { uuidToBase58 } from '../../../src/platform/http/ids.js';
-import { editionListsReleasedSql, editionOnlineSql, editionProcedureSql } from '../../../src/resources/editions/service.js';
+import { editionListsReleasedSql, editionOnlineSql, editionProcedureSql } from '../../../src/engines/edition-phases/index.js';
 
 let h: Harness;
 let t: TestTenant;

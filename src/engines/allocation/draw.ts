@@ -4,7 +4,7 @@ import { sortAfterDecisions, type SortableApplication } from '../../domain/parti
 import { expandOccurrences } from '../../domain/recurrence.js';
 import type { ServiceContext } from '../../platform/context.js';
 import { sql, type Executor } from '../../platform/db/sql.js';
-import { statusChanged } from '../attendances/events.js';
+import { statusChanged } from '../participant-list/index.js';
 import { recordEvent, recordEvents } from '../../platform/events/events.js';
 import { lockEditionOffers, pendingRuns, table, type PendingRun } from './store.js';
 

@@ -3,7 +3,7 @@ import { listAccessDetail, organiserListAccess } from '../../domain/participant-
 import type { ServiceContext } from '../../platform/context.js';
 import { qualified, sql, type Executor } from '../../platform/db/sql.js';
 import { forbidden, notFound } from '../../platform/http/problem.js';
-import { editionListsReleasedSql } from '../editions/service.js';
+import { editionListsReleasedSql } from '../edition-phases/index.js';
 
 // Who may read and change which participant list (spec 4.3 "Access rules", "Update", "Transition",
 // "Transfer"; D2 settings). The rules themselves are in src/domain/participant-list-access.ts.

@@ -4,13 +4,11 @@ import { dbOf } from '../../platform/context.js';
 import { sql } from '../../platform/db/sql.js';
 import { newUuid } from '../../platform/http/ids.js';
 import { conflict } from '../../platform/http/problem.js';
-import { QUEUES, type JobSender, type TenantJobData } from '../../platform/jobs/queue.js';
-import { getEdition } from '../editions/service.js';
-import type { EditionOut } from '../editions/schema.js';
-import { settlePendingRuns } from './draw.js';
-import { releaseHeldBack } from './release.js';
-import type { AllocateEditionInput, CommitEditionInput } from './schema.js';
-import { editionNotFound, lockEdition, readEdition, table } from './store.js';
+import { QUEUES, type JobSender } from '../../platform/jobs/queue.js';
+import type { AllocateJob, CommitJob } from '../../engines/allocation/jobs.js';
+import { editionNotFound, readEdition, table } from '../../engines/allocation/store.js';
+import type { AllocateEditionInput, CommitEditionInput, EditionOut } from './schema.js';
+import { getEdition } from './service.js';
 
 // D7 `POST /editions/{uuid}/allocate` and `/commit`: background actions (spec 1.11: 202 with the edition as it
 // is now). The request checks, records what was asked (a lottery run with its seed) and enqueues the job in
@@ -24,9 +22,6 @@ function jobsOf(ctx: ServiceContext): JobSender {
 
 /** A seed when none was sent (D10: drawn and recorded): a non-negative 31-bit integer, easy to copy. */
 const drawSeed = () => randomInt(0, 2 ** 31);
-
-export type AllocateJob = { tenant: string; edition: string; allocation: string };
-export type CommitJob = { tenant: string; edition: string; notify: boolean; upToRun: number };
 
 export async function allocateEdition(ctx: ServiceContext, input: AllocateEditionInput): Promise<EditionOut> {
   const jobs = jobsOf(ctx);
@@ -71,47 +66,4 @@ export async function commitEdition(ctx: ServiceContext, input: CommitEditionInp
     await jobs.send(QUEUES.editionCommit, job, { db });
   });
   return getEdition(ctx, input.uuid);
-}
-
-// ---- the jobs (src/jobs.ts registers them) ----------------------------------------------------------
-
-const text = (data: TenantJobData, key: string): string => {
-  const v = data[key];
-  if (typeof v !== 'string') throw new Error(`job data: ${key} missing`);
-  return v;
-};
-
-/** `edition-allocate`: draws the run (and any run of the edition requested before it still pending). */
-export async function runAllocationJob(ctx: ServiceContext, data: TenantJobData): Promise<void> {
-  const editionUuid = text(data, 'edition');
-  const allocation = text(data, 'allocation');
-  await ctx.em.transactional(async (em) => {
-    const db = dbOf(em);
-    // The edition was deleted meanwhile (its runs with it): nothing to do.
-    if (!(await lockEdition(ctx, db, editionUuid))) return;
-    const run = await sql<{ seq: number; commitRequested: boolean }>`
-      select seq::float8 as seq, commit_requested_at is not null as "commitRequested" from ${table(ctx, 'edition_allocations')}
-      where uuid = ${allocation}::uuid and edition_uuid = ${editionUuid}::uuid`.execute(db);
-    if (!run.rows[0]) return;
-    // A commit was requested after this run: the commit's job draws it (and every run before it).
-    if (run.rows[0].commitRequested) {
-      ctx.log.info({ edition: editionUuid, allocation }, 'lottery run left to the commit requested after it');
-      return;
-    }
-    await settlePendingRuns(ctx, db, editionUuid, run.rows[0].seq);
-  });
-}
-
-/** `edition-commit`: draws the runs requested before the commit that are still pending, then releases. */
-export async function runCommitJob(ctx: ServiceContext, data: TenantJobData): Promise<void> {
-  const editionUuid = text(data, 'edition');
-  const upToRun = typeof data.upToRun === 'number' ? data.upToRun : 0;
-  const notify = data.notify !== false;
-  await ctx.em.transactional(async (em) => {
-    const db = dbOf(em);
-    const edition = await lockEdition(ctx, db, editionUuid);
-    if (!edition) return;
-    const decided = await settlePendingRuns(ctx, db, editionUuid, upToRun, { final: true });
-    await releaseHeldBack(ctx, db, edition, notify, decided);
-  });
 }

@@ -3,9 +3,9 @@ import { composeDecisionMails, type ReleasedDecision } from '../../domain/decisi
 import type { ServiceContext } from '../../platform/context.js';
 import { sql, type Executor } from '../../platform/db/sql.js';
 import { queueMails } from '../../platform/mail/outbox.js';
-import { syncCharges } from '../bookings/charges.js';
+import { syncCharges } from '../ledger/charges.js';
 import { lockEditionOffers, table } from './store.js';
-import { statusChanged } from '../attendances/events.js';
+import { statusChanged } from '../participant-list/index.js';
 import { recordEvents } from '../../platform/events/events.js';
 
 // The commit (D7), the work of the `edition-commit` job: every held-back decision of the edition becomes

@@ -1,8 +1,8 @@
 import type { ServiceContext } from '../../platform/context.js';
 import { sql, type Executor, type RawBuilder } from '../../platform/db/sql.js';
 import { parseId } from '../../platform/http/ids.js';
-import { resolveAccountRef } from '../accounts/service.js';
-import { fullNameSql, participantNameSql } from '../participants/names.js';
+import { resolveAccountRef } from '../families/index.js';
+import { fullNameSql, participantNameSql } from '../families/index.js';
 
 // What the money resources (debtors, ledgers, bookings, receipts; D8, D10 "Money") share on the read side:
 // the debtor's display name and the reference filters. A filter value that matches nothing gives `[]`

@@ -1,6 +1,6 @@
 import { CHARGE_TYPES, chargeHome } from '../../domain/money.js';
 import { qualified, sql, type Executor } from '../../platform/db/sql.js';
-import { currentLedgerOf, postBookings, type NewBooking } from '../bookings/store.js';
+import { currentLedgerOf, postBookings, type NewBooking } from './store.js';
 
 // Spec 4.3 "Transfer" rule 2, D10: the receipt lines move to the new application, which stays paid; amounts
 // are not recalculated. The unreversed lines of the old application now name the new one and its ledger, and

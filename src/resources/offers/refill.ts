@@ -1,11 +1,9 @@
 import type { ServiceContext } from '../../platform/context.js';
 import { dbOf } from '../../platform/context.js';
-import type { TenantJobData } from '../../platform/jobs/queue.js';
-import { getOffer } from '../offers/service.js';
-import type { OfferOut } from '../offers/schema.js';
-import { offerNotFound } from './access.js';
-import type { RefillOfferInput } from './schema.js';
-import { lockOffer, refillLocked, requestRefill } from './writes.js';
+import { getOffer } from './service.js';
+import type { OfferOut, RefillOfferInput } from './schema.js';
+import { offerNotFound } from '../../engines/access/lists.js';
+import { lockOffer, requestRefill } from '../../engines/participant-list/index.js';
 
 // Spec 4.2 `POST /offers/{uuid}/refill`, D5 (body `{notify?}`, default true), spec 1.11: a background action,
 // 202 with the offer as it is now. The request only asks for the `offer-refill` job (deduplicated per offer);
@@ -20,15 +18,4 @@ export async function refillOffer(ctx: ServiceContext, input: RefillOfferInput):
     await requestRefill(ctx, db, offer.uuid, input.notify !== false);
   });
   return getOffer(ctx, input.uuid);
-}
-
-/** The `offer-refill` job (src/jobs.ts). An offer deleted meanwhile has nothing to refill. */
-export async function runRefillJob(ctx: ServiceContext, data: TenantJobData): Promise<void> {
-  if (typeof data.offer !== 'string') throw new Error('job data: offer missing');
-  const offerUuid = data.offer;
-  await ctx.em.transactional(async (em) => {
-    const db = dbOf(em);
-    const offer = await lockOffer(ctx, db, offerUuid);
-    if (offer) await refillLocked(ctx, db, offer, data.notify !== false);
-  });
 }
