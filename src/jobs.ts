@@ -1,5 +1,5 @@
 import { QUEUES, type TenantJobHandlers } from './platform/jobs/queue.js';
-import { runAllocationJob, runCommitJob } from './engines/allocation/jobs.js';
+import { runAllocationJob, runCommitJob } from './engines/allocation/index.js';
 import { runRefillJob } from './engines/participant-list/index.js';
 import { runRetentionJob } from './resources/retention/service.js';
 import { tenantsWithDueWebhooks, webhookDeliverHandler } from './resources/webhooks/delivery.js';

@@ -5,7 +5,7 @@ import { qualified, sql } from '../platform/db/sql.js';
 import { QUEUES, type JobSender } from '../platform/jobs/queue.js';
 import type { TenantJobData } from '../platform/jobs/queue.js';
 import { allocateEditionInput, commitEditionInput } from '../resources/editions/schema.js';
-import { runAllocationJob, runCommitJob } from '../engines/allocation/jobs.js';
+import { runAllocationJob, runCommitJob } from '../engines/allocation/index.js';
 import { allocateEdition, commitEdition } from '../resources/editions/allocation.js';
 import { createAttendanceInput, transitionAttendanceInput, updateAttendanceInput } from '../resources/attendances/schema.js';
 import { createAttendance, transitionAttendance, updateAttendance } from '../resources/attendances/service.js';

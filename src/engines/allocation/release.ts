@@ -3,7 +3,7 @@ import { composeDecisionMails, type ReleasedDecision } from '../../domain/decisi
 import type { ServiceContext } from '../../platform/context.js';
 import { sql, type Executor } from '../../platform/db/sql.js';
 import { queueMails } from '../../platform/mail/outbox.js';
-import { syncCharges } from '../ledger/charges.js';
+import { syncCharges } from '../ledger/index.js';
 import { lockEditionOffers, table } from './store.js';
 import { statusChanged } from '../participant-list/index.js';
 import { recordEvents } from '../../platform/events/events.js';

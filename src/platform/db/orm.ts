@@ -1,7 +1,6 @@
 import { MikroORM, type EntityClass, type EntityManager } from '@mikro-orm/postgresql';
 import { Migrator } from '@mikro-orm/migrations';
 import { controlMigrations, tenantMigrations } from '../../../migrations/index.js';
-import { entities } from '../../entities.js';
 import { preparedStatementsWanted, usePreparedStatements, type PreparedSwitch } from './prepared.js';
 import { assertSchemaName, sql, type Executor } from './sql.js';
 

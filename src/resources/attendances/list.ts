@@ -210,3 +210,10 @@ async function listOf(ctx: ServiceContext, db: Executor, offerUuid: string | nul
   const res = await projection(ctx, sql.join(conds, sql` and `), orderBy, limit, offset).execute(db);
   return res.rows.map((r) => toOut(viewer, r));
 }
+
+/** The application as the caller sees it, read after the transaction committed. */
+export async function respond(ctx: ServiceContext, uuid: string): Promise<AttendanceOut> {
+  const out = await readAttendance(ctx, uuid);
+  if (!out) throw attendanceNotFound(uuid);
+  return out;
+}

@@ -1,4 +1,3 @@
-import type { EntityManager } from '@mikro-orm/postgresql';
 import {
   ATTENDANCE_TRANSITIONS, isAttendanceTransition, isSystemTransition, organiserMayApply,
 } from '../../domain/attendance-states.js';

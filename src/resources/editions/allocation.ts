@@ -1,12 +1,11 @@
 import { randomInt } from 'node:crypto';
 import type { ServiceContext } from '../../platform/context.js';
 import { dbOf } from '../../platform/context.js';
-import { sql } from '../../platform/db/sql.js';
+import { qualified, sql } from '../../platform/db/sql.js';
 import { newUuid } from '../../platform/http/ids.js';
 import { conflict } from '../../platform/http/problem.js';
 import { QUEUES, type JobSender } from '../../platform/jobs/queue.js';
-import type { AllocateJob, CommitJob } from '../../engines/allocation/jobs.js';
-import { editionNotFound, readEdition, table } from '../../engines/allocation/store.js';
+import { editionNotFound, readEdition, type AllocateJob, type CommitJob } from '../../engines/allocation/index.js';
 import type { AllocateEditionInput, CommitEditionInput, EditionOut } from './schema.js';
 import { getEdition } from './service.js';
 
@@ -34,7 +33,7 @@ export async function allocateEdition(ctx: ServiceContext, input: AllocateEditio
       throw conflict('This edition allocates places first come first served; only an edition with the lot procedure can allocate by lot.');
     }
     const uuid = newUuid();
-    await sql`insert into ${table(ctx, 'edition_allocations')} (uuid, edition_uuid, seed, waitlist)
+    await sql`insert into ${qualified(ctx.tenant.schema, 'edition_allocations')} (uuid, edition_uuid, seed, waitlist)
       values (${uuid}::uuid, ${edition.uuid}::uuid, ${input.seed ?? drawSeed()}, ${input.waitlist !== false})`.execute(db);
     const job: AllocateJob = { tenant: ctx.tenant.slug, edition: edition.uuid, allocation: uuid };
     await jobs.send(QUEUES.editionAllocate, job, { db });
@@ -48,11 +47,11 @@ export async function commitEdition(ctx: ServiceContext, input: CommitEditionInp
     const db = dbOf(em);
     const res = await sql<{ uuid: string; heldBack: boolean; pending: boolean; upToRun: number }>`
       select e.uuid,
-        exists (select 1 from ${table(ctx, 'attendances')} a join ${table(ctx, 'offers')} o on o.uuid = a.offer_uuid
+        exists (select 1 from ${qualified(ctx.tenant.schema, 'attendances')} a join ${qualified(ctx.tenant.schema, 'offers')} o on o.uuid = a.offer_uuid
           where o.edition_uuid = e.uuid and a.held_back) as "heldBack",
-        exists (select 1 from ${table(ctx, 'edition_allocations')} r where r.edition_uuid = e.uuid and r.finished_at is null) as pending,
-        coalesce((select max(r.seq) from ${table(ctx, 'edition_allocations')} r where r.edition_uuid = e.uuid), 0)::float8 as "upToRun"
-      from ${table(ctx, 'editions')} e where e.uuid = ${input.uuid}::uuid`.execute(db);
+        exists (select 1 from ${qualified(ctx.tenant.schema, 'edition_allocations')} r where r.edition_uuid = e.uuid and r.finished_at is null) as pending,
+        coalesce((select max(r.seq) from ${qualified(ctx.tenant.schema, 'edition_allocations')} r where r.edition_uuid = e.uuid), 0)::float8 as "upToRun"
+      from ${qualified(ctx.tenant.schema, 'editions')} e where e.uuid = ${input.uuid}::uuid`.execute(db);
     const edition = res.rows[0];
     if (!edition) throw editionNotFound(input.uuid);
     // D10: nothing held back (and no run still being drawn whose decisions it would release): nothing happens.
@@ -60,7 +59,7 @@ export async function commitEdition(ctx: ServiceContext, input: CommitEditionInp
     // The commit releases what the runs requested before it decided: the job draws any of them still pending first.
     // Those runs are marked, so their own allocate jobs leave them to this job, which writes their decisions
     // released at once (issue 10: one write of each application instead of two).
-    await sql`update ${table(ctx, 'edition_allocations')} set commit_requested_at = now()
+    await sql`update ${qualified(ctx.tenant.schema, 'edition_allocations')} set commit_requested_at = now()
       where edition_uuid = ${edition.uuid}::uuid and finished_at is null and seq <= ${edition.upToRun}`.execute(db);
     const job: CommitJob = { tenant: ctx.tenant.slug, edition: edition.uuid, notify: input.notify !== false, upToRun: edition.upToRun };
     await jobs.send(QUEUES.editionCommit, job, { db });

@@ -4,7 +4,7 @@ import { dbOf } from '../../platform/context.js';
 import { assertAliasFree, deriveAlias, isAliasRace, retryDerivedAlias } from '../../platform/db/aliases.js';
 import { GERMAN, likePattern } from '../../platform/db/search.js';
 import { qualified, sql, type Executor, type RawBuilder } from '../../platform/db/sql.js';
-import { effectiveEditionState, type EditionState, type Procedure, type TaskType } from '../../domain/edition-phases.js';
+import { effectiveEditionState, type Procedure, type TaskType } from '../../domain/edition-phases.js';
 import { formatTimestamp } from '../../platform/http/dates.js';
 import { pageOf } from '../../platform/http/fields.js';
 import { newUuid } from '../../platform/http/ids.js';
