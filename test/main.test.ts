@@ -7,7 +7,7 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { runningPostmaster } from '../src/platform/db/embedded.js';
+import { runningPostmaster } from '../src/platform/db/embedded-postmaster.js';
 
 // `npm start` as an operator runs it: migrate, apply tenants/*.json, seed the demo, serve; SIGTERM stops it.
 const base = new URL(inject('databaseUrl'));

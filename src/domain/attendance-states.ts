@@ -27,7 +27,7 @@ export const ATTENDANCE_TRANSITIONS = [
 ] as const;
 export type AttendanceTransition = (typeof ATTENDANCE_TRANSITIONS)[number];
 
-// Applied by the system only; never accepted through the API (spec 3.2, D10: 422).
+// Applied by the system only; never accepted through the API (spec 3.2, D10: invalid input).
 export const SYSTEM_TRANSITIONS = ['await_email', 'await_consents'] as const;
 export type SystemTransition = (typeof SYSTEM_TRANSITIONS)[number];
 export type AnyAttendanceTransition = AttendanceTransition | SystemTransition;
@@ -71,7 +71,7 @@ export function isSystemTransition(value: unknown): value is SystemTransition {
   return typeof value === 'string' && (SYSTEM_TRANSITIONS as readonly string[]).includes(value);
 }
 
-/** Client transitions the state allows (the 409 `possible` list; D10: without await_*). */
+/** Client transitions the state allows (a state conflict's `possible` list; D10: without await_*). */
 export function possibleTransitions(state: AttendanceState): AttendanceTransition[] {
   return ATTENDANCE_TRANSITIONS.filter((t) => TRANSITION_TABLE[t].from.includes(state));
 }
@@ -89,7 +89,7 @@ export type TransitionResult =
   | { ok: true; from: AttendanceState; to: AttendanceState }
   | {
       ok: false;
-      /** unknown_transition and system_only map to 422, not_allowed to 409 (D10). */
+      /** unknown_transition and system_only are invalid input, not_allowed a state conflict (D10). */
       reason: 'unknown_transition' | 'system_only' | 'not_allowed';
       current: AttendanceState;
       possible: AttendanceTransition[];
@@ -114,7 +114,7 @@ export function applySystemTransition(state: AttendanceState, transition: AnyAtt
   return { ok: false, reason: 'not_allowed', current: state, possible: possibleTransitions(state) };
 }
 
-/** The 409 `detail` line (spec 3.4: names the current state and lists the possible transitions). */
+/** The state conflict's `detail` line (spec 3.4: names the current state and lists the possible transitions). */
 export function notAllowedDetail(state: AttendanceState, transition: string): string {
   const possible = possibleTransitions(state);
   return (

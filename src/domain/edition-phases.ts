@@ -83,7 +83,7 @@ export function effectiveEditionState(edition: EditionWithTasks, now: Date): Edi
 //
 // An `application_system` task's `maxApplications` is the most applications one participant (child) may have
 // in the edition while that phase runs: a new application (or a withdrawn one applied for again) beyond it
-// is refused (422). Counted: the child's applications in the edition that are not withdrawn, in any offer.
+// is refused. Counted: the child's applications in the edition that are not withdrawn, in any offer.
 // Only the running phase's limit applies (the governing one if several run: the latest begun); outside every
 // application phase, and with `maxApplications` null, there is no limit. 0 allows none.
 

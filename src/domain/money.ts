@@ -122,8 +122,8 @@ export type ReversalSelection =
 
 /**
  * Which lines a reversal covers (D10 reverse body `items`: application ids, default all). Requested ids not on
- * the receipt are refused (422); a requested line already reversed, or a receipt with nothing left to
- * reverse, is a conflict (409). Duplicates count once; the result keeps the receipt's order.
+ * the receipt are refused; a requested line already reversed, or a receipt with nothing left to
+ * reverse, is a state conflict. Duplicates count once; the result keeps the receipt's order.
  */
 export function selectReversal(lines: readonly ReceiptLine[], requested?: readonly string[] | null): ReversalSelection {
   const open = lines.filter((l) => !l.reversed).map((l) => l.attendance);

@@ -1,3 +1,5 @@
+import type { ErrorCode } from './errors.js';
+
 // Offer places and transitions: D5 table; permission before state and offers without dates (D10).
 
 export const OFFER_PLACES = ['draft', 'completed', 'reviewed', 'published', 'cancelled', 'unpublished'] as const;
@@ -36,7 +38,7 @@ const DEFINITIONS: Record<OfferTransition, { from: (p: readonly OfferPlace[]) =>
     from: (p) => ['draft', 'completed', 'reviewed', 'unpublished'].some((s) => isOnly(p, s as OfferPlace)),
     to: ['published'],
   },
-  // D10: cancel on an already cancelled offer is 409.
+  // D10: cancel on an already cancelled offer is a state conflict.
   cancel: { from: (p) => has(p, 'published') && !has(p, 'cancelled'), to: ['published', 'cancelled'] },
   relaunch: { from: (p) => has(p, 'published') && has(p, 'cancelled'), to: ['published'] },
   unpublish: { from: (p) => has(p, 'published'), to: ['unpublished'] },
@@ -79,18 +81,18 @@ export function offerTransitionsFor(input: OfferCaller & { places: readonly Offe
 
 export type OfferTransitionResult =
   | { ok: true; transition: OfferTransition; from: OfferStatus; to: OfferStatus }
-  | { ok: false; reason: 'unknown_transition'; status: 422; detail: string }
-  | { ok: false; reason: 'forbidden'; status: 403; detail: string }
+  | { ok: false; reason: 'unknown_transition'; code: Extract<ErrorCode, 'unknown_transition'>; detail: string }
+  | { ok: false; reason: 'forbidden'; code: Extract<ErrorCode, 'not_permitted'>; detail: string }
   | {
       ok: false;
       reason: 'not_allowed';
-      status: 409;
+      code: Extract<ErrorCode, 'state_conflict'>;
       detail: string;
       current: OfferStatus;
       possible: OfferTransition[];
     };
 
-/** Checks a transition request: unknown name 422, permission 403, then state 409 (spec 3.4, D10). */
+/** Checks a transition request: the name, then permission, then state, in this order (spec 3.4, D10). */
 export function applyOfferTransition(
   input: OfferCaller & { places: readonly OfferPlace[]; transition: string },
 ): OfferTransitionResult {
@@ -99,7 +101,7 @@ export function applyOfferTransition(
     return {
       ok: false,
       reason: 'unknown_transition',
-      status: 422,
+      code: 'unknown_transition',
       detail: `transition: "${transition}" is not an offer transition; known: ${OFFER_TRANSITIONS.join(', ')}.`,
     };
   }
@@ -107,7 +109,7 @@ export function applyOfferTransition(
     return {
       ok: false,
       reason: 'forbidden',
-      status: 403,
+      code: 'not_permitted',
       detail: `You may not apply the transition "${transition}" to this offer.`,
     };
   }
@@ -117,7 +119,7 @@ export function applyOfferTransition(
     return {
       ok: false,
       reason: 'not_allowed',
-      status: 409,
+      code: 'state_conflict',
       current,
       possible,
       detail:

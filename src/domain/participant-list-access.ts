@@ -27,7 +27,7 @@ export function organiserListAccess(input: {
   return 'ok';
 }
 
-/** The 403 detail for a refused list (spec 7: more specific than a generic phrase). */
+/** The `not_permitted` detail for a refused list (spec 7: more specific than a generic phrase). */
 export function listAccessDetail(access: Exclude<ListAccess, 'ok'>): string {
   switch (access) {
     case 'not_own':

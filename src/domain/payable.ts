@@ -20,7 +20,7 @@ export function isPayable(input: PayableInput): boolean {
   return input.status === 'confirmed' && !input.heldBack && (input.fee ?? 0) > 0 && !input.payableSwitchedOff && !input.offerCancelled;
 }
 
-/** D10: `PATCH payable:true` is only valid where the application could be payable (else 422). */
+/** D10: `PATCH payable:true` is only valid where the application could be payable (else `refused`). */
 export function canSwitchPayableOn(input: Omit<PayableInput, 'payableSwitchedOff'>): boolean {
   return isPayable({ ...input, payableSwitchedOff: false });
 }

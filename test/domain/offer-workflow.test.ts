@@ -52,7 +52,7 @@ describe('offer workflow (D5)', () => {
   it.each(cases)('admin: $places --$transition--> $to', ({ places, transition, to }) => {
     const r = applyOfferTransition({ ...admin, places, transition });
     if (to === '-') {
-      expect(r).toMatchObject({ ok: false, status: 409, reason: 'not_allowed', current: places });
+      expect(r).toMatchObject({ ok: false, code: 'state_conflict', reason: 'not_allowed', current: places });
       if (!r.ok && r.reason === 'not_allowed') {
         expect(r.possible).toEqual(offerTransitionsFromPlaces(places));
         expect(r.detail).toContain(places.join(', '));
@@ -94,23 +94,23 @@ describe('offer workflow (D5)', () => {
 
   it('checks permission before state (403 whatever the state, D10)', () => {
     const r = applyOfferTransition({ ...organiser, places: ['draft'], transition: 'publish' });
-    expect(r).toMatchObject({ ok: false, status: 403, reason: 'forbidden' });
+    expect(r).toMatchObject({ ok: false, code: 'not_permitted', reason: 'forbidden' });
     const r2 = applyOfferTransition({ ...organiser, places: ['draft'], transition: 'cancel', firstDateBegin: past });
-    expect(r2).toMatchObject({ ok: false, status: 403 });
+    expect(r2).toMatchObject({ ok: false, code: 'not_permitted' });
     // permitted but impossible from state: 409
     const r3 = applyOfferTransition({ ...organiser, places: ['draft'], transition: 'cancel' });
-    expect(r3).toMatchObject({ ok: false, status: 409, possible: ['complete'] });
+    expect(r3).toMatchObject({ ok: false, code: 'state_conflict', possible: ['complete'] });
   });
 
   it('refuses cancel on a cancelled offer with 409', () => {
     const r = applyOfferTransition({ ...admin, places: ['published', 'cancelled'], transition: 'cancel' });
-    expect(r).toMatchObject({ ok: false, status: 409, current: ['published', 'cancelled'] });
+    expect(r).toMatchObject({ ok: false, code: 'state_conflict', current: ['published', 'cancelled'] });
   });
 
   it.each(['', 'Publish', 'confirm', 'await_email', 'delete'])('unknown transition %j is 422', (transition) => {
-    expect(applyOfferTransition({ ...admin, places: ['draft'], transition })).toMatchObject({ ok: false, status: 422 });
+    expect(applyOfferTransition({ ...admin, places: ['draft'], transition })).toMatchObject({ ok: false, code: 'unknown_transition' });
     expect(applyOfferTransition({ ...organiser, ownOffer: false, places: ['draft'], transition })).toMatchObject({
-      status: 422,
+      code: 'unknown_transition',
     });
   });
 

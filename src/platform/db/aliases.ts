@@ -1,5 +1,5 @@
 import { slugify, uniqueAlias, isValidAlias } from '../../domain/alias.js';
-import { invalid, violation } from '../http/problem.js';
+import { invalid, violation } from '../../domain/errors.js';
 import { qualified, sql, type Executor } from './sql.js';
 
 // D10 aliases, for every table with an `alias` column: derived from the name when not sent, made unique

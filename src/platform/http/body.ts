@@ -1,6 +1,7 @@
 import type { NextFunction, Request, Response } from 'express';
+import { invalid, violation } from '../../domain/errors.js';
 import { ClientGone } from './availability.js';
-import { badRequest, invalid, Problem, unprocessable, violation } from './problem.js';
+import { badRequest, Problem } from './problem.js';
 import { propertyPath } from './validation.js';
 
 // Spec 1.2 and D10: bodies must be JSON (`application/json`, any charset parameter; PATCH also
@@ -73,7 +74,7 @@ export function readBody(limit = MAX_BODY_BYTES) {
           throw badRequest('The request body is not valid JSON.');
         }
         if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) {
-          throw unprocessable('The request body must be a JSON object.');
+          throw new Problem(422, 'The request body must be a JSON object.');
         }
         if (depthOf(parsed) > MAX_JSON_DEPTH) throw badRequest(`The request body is nested deeper than ${MAX_JSON_DEPTH} levels.`);
         const nul = nulPath(parsed);

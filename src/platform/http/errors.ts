@@ -1,8 +1,9 @@
 import { TRPCError } from '@trpc/server';
 import { z } from 'zod';
+import { DomainError, invalid, violation } from '../../domain/errors.js';
 import type { Logger } from '../logging/logger.js';
 import { DatabaseAvailability, isDatabaseUnavailable, OUTAGE_RETRY_AFTER_SECONDS } from './availability.js';
-import { internalProblem, invalid, Problem, renderProblem, violation, type ProblemBody } from './problem.js';
+import { internalProblem, Problem, renderProblem, type ProblemBody } from './problem.js';
 import { propertyPath, violationsFromZod } from './validation.js';
 
 // Every failure, wherever it is raised (tRPC procedure, input parsing, express middleware), becomes one
@@ -32,6 +33,7 @@ export function requestInstance(requestId: string): string {
 function renderError(err: unknown, method: string, log: Logger, requestId?: string, availability?: DatabaseAvailability): RenderedProblem {
   const cause = err instanceof TRPCError && err.cause ? err.cause : err;
 
+  if (cause instanceof DomainError) return { body: renderProblem(cause), headers: {} };
   if (cause instanceof Problem) {
     return { body: renderProblem(cause), headers: cause.headers ?? {} };
   }

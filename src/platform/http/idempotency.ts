@@ -3,7 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Request, Response } from 'express';
 import type { Logger } from '../logging/logger.js';
 import { qualified, sql, type Executor } from '../db/sql.js';
-import { badRequest, conflict, unprocessable } from './problem.js';
+import { badRequest, Problem } from './problem.js';
 
 // Idempotency-Key on every POST (issue 13; as Stripe and pretix do), once for every route:
 // - A POST with an `Idempotency-Key` header (1-255 visible ASCII characters) and a valid token claims the key
@@ -72,7 +72,7 @@ export async function idempotency(
       return idempotency(req, res, opts);
     }
     if (row.fingerprint !== fingerprint) {
-      throw unprocessable('Idempotency-Key: this key was already used for another request (method, path or body) in the last 24 hours; send a new key.');
+      throw new Problem(422, 'Idempotency-Key: this key was already used for another request (method, path or body) in the last 24 hours; send a new key.');
     }
     if (row.status !== null) {
       res.statusCode = row.status;
@@ -83,7 +83,7 @@ export async function idempotency(
       return true;
     }
     if (Date.now() >= deadline) {
-      throw conflict('Idempotency-Key: a request with this key is still in progress; retry later with the same key.');
+      throw new Problem(409, 'Idempotency-Key: a request with this key is still in progress; retry later with the same key.');
     }
     await sleep(POLL_MS);
   }

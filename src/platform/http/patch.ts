@@ -1,4 +1,4 @@
-import { unprocessable } from './problem.js';
+import { unprocessable } from '../../domain/errors.js';
 
 // Spec 1.12: only the keys sent are applied; null clears; an empty body is 422 (editions excepted).
 export function sentKeys<T extends object>(input: T, pathKeys: readonly string[] = ['uuid']): (keyof T & string)[] {

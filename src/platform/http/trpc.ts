@@ -1,7 +1,8 @@
 import { initTRPC } from '@trpc/server';
 import type { OpenApiMeta } from 'trpc-to-openapi';
 import type { ServiceContext } from '../context.js';
-import { forbidden, unauthorized } from './problem.js';
+import { forbidden } from '../../domain/errors.js';
+import { unauthorized } from './problem.js';
 
 // Who may call a procedure is declared in its meta and enforced here, once (spec 5, D3):
 // - `public`: anonymous callers while the tenant's publicAccess is on; any valid token (legacy too).

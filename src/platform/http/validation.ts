@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { RULE_CODES, type RuleCode, type Violation } from './problem.js';
+import { RULE_CODES, type RuleCode, type Violation } from '../../domain/errors.js';
 
 // Readable messages for every zod issue, in one place (spec 7: `detail` lines are `field: message`).
 z.config({

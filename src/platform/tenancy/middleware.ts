@@ -1,5 +1,6 @@
 import type { NextFunction, Request, Response } from 'express';
-import { badRequest, notFound } from '../http/problem.js';
+import { notFound } from '../../domain/errors.js';
+import { badRequest } from '../http/problem.js';
 import type { TenantRegistry } from './registry.js';
 import { parseHostHeader, pathBelowBase, type Tenant } from './tenant.js';
 

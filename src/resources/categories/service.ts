@@ -7,7 +7,7 @@ import { formatTimestamp } from '../../platform/http/dates.js';
 import { pageOf } from '../../platform/http/fields.js';
 import { newUuid } from '../../platform/http/ids.js';
 import { assertPatchNotEmpty, wasSent } from '../../platform/http/patch.js';
-import { notFound } from '../../platform/http/problem.js';
+import { notFound } from '../../domain/errors.js';
 import { Category } from './entity.js';
 import type { CategoryOut, CreateCategoryInput, ListCategoriesInput, UpdateCategoryInput } from './schema.js';
 

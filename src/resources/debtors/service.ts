@@ -4,7 +4,7 @@ import { GERMAN, likePattern } from '../../platform/db/search.js';
 import { qualified, sql, type RawBuilder } from '../../platform/db/sql.js';
 import { formatTimestamp } from '../../platform/http/dates.js';
 import { pageOf } from '../../platform/http/fields.js';
-import { notFound } from '../../platform/http/problem.js';
+import { notFound } from '../../domain/errors.js';
 import { fullNameSql, participantNameSql } from '../../engines/families/index.js';
 import { debtorNameSql, debtorScope } from '../../engines/ledger/index.js';
 import type { DebtorOut, ListDebtorsInput } from './schema.js';

@@ -9,7 +9,7 @@ import { formatTimestamp } from '../../platform/http/dates.js';
 import { pageOf } from '../../platform/http/fields.js';
 import { newUuid } from '../../platform/http/ids.js';
 import { sentKeys, wasSent } from '../../platform/http/patch.js';
-import { conflict, invalid, notFound, violation } from '../../platform/http/problem.js';
+import { invalid, notFound, stillReferenced, violation } from '../../domain/errors.js';
 import { Edition, EditionTask } from './entity.js';
 import type { CreateEditionInput, EditionOut, ListEditionsInput, TaskIn, TaskOut, UpdateEditionInput } from './schema.js';
 
@@ -237,7 +237,7 @@ export async function deleteEdition(ctx: ServiceContext, uuid: string): Promise<
     await ctx.em.remove(e).flush();
   } catch (err) {
     // Records of other resources that reference the edition (offers) keep it.
-    if (err instanceof ForeignKeyConstraintViolationException) throw conflict('The edition still has records that refer to it (for example offers); delete or move them first.');
+    if (err instanceof ForeignKeyConstraintViolationException) throw stillReferenced('The edition still has records that refer to it (for example offers); delete or move them first.');
     throw err;
   }
 }

@@ -2,7 +2,7 @@ import type { ServiceContext } from '../../platform/context.js';
 import { dbOf } from '../../platform/context.js';
 import { readEvent, readEvents, toEnvelope } from '../../platform/events/events.js';
 import { DEFAULT_ITEMS_PER_PAGE } from '../../platform/http/fields.js';
-import { notFound } from '../../platform/http/problem.js';
+import { notFound } from '../../domain/errors.js';
 import type { EventPageOut, ListEventsInput } from './schema.js';
 
 type EventOut = EventPageOut['events'][number];

@@ -19,6 +19,7 @@ import { queueMail } from '../../platform/mail/outbox.js';
 import { recordEvent, recordEvents } from '../../platform/events/events.js';
 import { assertPatchNotEmpty, sentKeys, wasSent } from '../../platform/http/patch.js';
 import { conflict, forbidden, invalid, notFound, Problem, unprocessable, violation } from '../../platform/http/problem.js';
+import { DomainError } from '../../domain/errors.js';
 import { syncCharges } from '../../engines/ledger/index.js';
 import { lockOffer, refillAfterCapacityChange } from '../../engines/participant-list/index.js';
 import { editionOnlineSql } from '../../engines/edition-phases/index.js';
@@ -585,7 +586,7 @@ export async function transitionOffer(ctx: ServiceContext, input: TransitionOffe
     const result = applyOfferTransition({
       role: actor.role, ownOffer, firstDateBegin, now: new Date(), places: offer.places as OfferPlace[], transition: input.transition,
     });
-    if (!result.ok) throw new Problem(result.status, result.detail);
+    if (!result.ok) throw new DomainError(result.code, result.detail);
     offer.places = result.to;
     if (result.to.includes('published')) offer.wasPublished = true;
     offer.modifiedAt = new Date();

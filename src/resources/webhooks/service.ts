@@ -7,7 +7,7 @@ import { formatTimestamp } from '../../platform/http/dates.js';
 import { pageOf } from '../../platform/http/fields.js';
 import { newUuid } from '../../platform/http/ids.js';
 import { assertPatchNotEmpty, wasSent } from '../../platform/http/patch.js';
-import { conflict, invalid, notFound, violation } from '../../platform/http/problem.js';
+import { conflict, invalid, notFound, violation } from '../../domain/errors.js';
 import { allowedHostsOf, resolveTarget } from '../../platform/net/outgoing.js';
 import { generateSecret } from '../../platform/webhooks/signature.js';
 import { wakeWebhookDelivery } from '../../platform/webhooks/wake.js';

@@ -4,7 +4,9 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { afterAll, describe, expect, it } from 'vitest';
-import { reachableBy, runningPostmaster, startEmbeddedPostgres } from '../../../src/platform/db/embedded.js';
+import { reachableBy } from '../../../src/platform/db/embedded-layout.js';
+import { runningPostmaster } from '../../../src/platform/db/embedded-postmaster.js';
+import { startEmbeddedPostgres } from '../../../src/platform/db/embedded.js';
 
 // Issue 12: as root the embedded PostgreSQL runs as the OS user `postgres`. A clone inside a folder of mode
 // 0700 (a root's home) holds both the data folder and the binaries where that user cannot enter: both are

@@ -9,7 +9,7 @@ import { bodyId, dateOnly, paginationQuery, pathId, query, timestamp } from '../
 import { response } from '../../../src/platform/http/response.js';
 import { formatTimestamp } from '../../../src/platform/http/dates.js';
 import { uuidToBase58 } from '../../../src/platform/http/ids.js';
-import { RULE_CODES } from '../../../src/platform/http/problem.js';
+import { RULE_CODES } from '../../../src/domain/errors.js';
 import { createRateLimiter } from '../../../src/platform/rate-limit/index.js';
 import { categoriesRouter } from '../../../src/resources/categories/router.js';
 

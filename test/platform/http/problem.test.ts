@@ -1,8 +1,15 @@
 import { describe, expect, it } from 'vitest';
+import { TRPCError } from '@trpc/server';
 import { z } from 'zod';
 import {
-  badRequest, internalProblem, invalid, Problem, renderProblem, RULE_CODES, unauthorized, violation,
+  conflict, DomainError, ERROR_CODES, forbidden, invalid, notFound, RULE_CODES, stillReferenced, unprocessable, violation,
+} from '../../../src/domain/errors.js';
+import { applyOfferTransition } from '../../../src/domain/offer-workflow.js';
+import { problemFromError } from '../../../src/platform/http/errors.js';
+import {
+  badRequest, internalProblem, Problem, problemOf, renderProblem, STATUS_OF_CODE, unauthorized,
 } from '../../../src/platform/http/problem.js';
+import { createLogger } from '../../../src/platform/logging/logger.js';
 import { customIssue, propertyPath, violationsFromZod } from '../../../src/platform/http/validation.js';
 import { timestamp } from '../../../src/platform/http/fields.js';
 
@@ -122,5 +129,53 @@ describe('RULE_CODES', () => {
     expect(codes.length).toBeGreaterThan(10);
     for (const c of codes) expect(c).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
     expect(new Set(codes).size).toBe(codes.length);
+  });
+});
+
+// Issue 15: the domain says what went wrong (a code); this table is the one place that turns it into a status.
+describe('domain error codes', () => {
+  it('maps every code to a status that has a title', () => {
+    expect(Object.keys(STATUS_OF_CODE).sort()).toEqual([...ERROR_CODES].sort());
+    for (const code of ERROR_CODES) {
+      const body = renderProblem(new DomainError(code, 'why'));
+      expect(body.status).toBe(STATUS_OF_CODE[code]);
+      expect(body.title).not.toBe('Error');
+      expect(body.type).toBe(`/errors/${body.status}`);
+    }
+  });
+
+  it('answers each helper with the status its callers had before (D10)', () => {
+    expect(problemOf(notFound('x'))).toMatchObject({ status: 404, detail: 'x' });
+    expect(problemOf(forbidden('x')).status).toBe(403);
+    expect(problemOf(conflict('x')).status).toBe(409);
+    expect(problemOf(stillReferenced('x')).status).toBe(409);
+    expect(problemOf(unprocessable('x')).status).toBe(422);
+    expect(problemOf(invalid([violation('name', 'm', 'required')])).status).toBe(422);
+  });
+
+  it('maps the offer workflow: unknown transition 422, permission 403, state 409 (spec 3.4, D10)', () => {
+    const caller = { role: 'organiser' as const, ownOffer: true, firstDateBegin: null, now: new Date() };
+    const statusOf = (places: ['draft'] | ['published', 'cancelled'], transition: string) => {
+      const r = applyOfferTransition({ ...caller, places, transition });
+      if (r.ok) throw new Error('expected a refusal');
+      return renderProblem(new DomainError(r.code, r.detail));
+    };
+    expect(statusOf(['draft'], 'nope')).toMatchObject({ status: 422, type: '/errors/422', title: 'Unprocessable Content' });
+    expect(statusOf(['draft'], 'publish')).toMatchObject({ status: 403, type: '/errors/403', title: 'Forbidden' });
+    expect(statusOf(['published', 'cancelled'], 'cancel')).toMatchObject({ status: 409, type: '/errors/409', title: 'Conflict' });
+  });
+
+  it('renders a thrown domain error, also inside a tRPC error, as the same body a Problem of its status gives', () => {
+    const log = createLogger('silent');
+    const cases: [DomainError, Problem][] = [
+      [notFound('gone'), new Problem(404, 'gone')],
+      [conflict('busy'), new Problem(409, 'busy')],
+      [invalid([violation('a', 'm', 'tooLong')]), new Problem(422, 'a: m', [violation('a', 'm', 'tooLong')])],
+    ];
+    for (const [domain, problem] of cases) {
+      const expected = problemFromError(problem, 'POST', log, 'r1');
+      expect(problemFromError(domain, 'POST', log, 'r1')).toEqual(expected);
+      expect(problemFromError(new TRPCError({ code: 'INTERNAL_SERVER_ERROR', cause: domain }), 'POST', log, 'r1')).toEqual(expected);
+    }
   });
 });

@@ -4,7 +4,7 @@ import { expectProblem, startHarness, type Harness, type TestTenant } from '../.
 import { effectiveEditionState, type PhaseTask } from '../../../src/domain/edition-phases.js';
 import { executorOf } from '../../../src/platform/db/orm.js';
 import { qualified, sql } from '../../../src/platform/db/sql.js';
-import { RULE_CODES } from '../../../src/platform/http/problem.js';
+import { RULE_CODES } from '../../../src/domain/errors.js';
 import { uuidToBase58 } from '../../../src/platform/http/ids.js';
 import { editionListsReleasedSql, editionOnlineSql, editionProcedureSql } from '../../../src/engines/edition-phases/index.js';
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectProblem, startHarness, type Harness, type TestTenant } from '../../harness/harness.js';
-import { RULE_CODES } from '../../../src/platform/http/problem.js';
+import { RULE_CODES } from '../../../src/domain/errors.js';
 import { uuidToBase58 } from '../../../src/platform/http/ids.js';
 
 let h: Harness;

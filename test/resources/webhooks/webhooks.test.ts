@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Writable } from 'node:stream';
 import { expectProblem, startHarness, type Harness, type TestTenant } from '../../harness/harness.js';
 import { uuidToBase58 } from '../../../src/platform/http/ids.js';
-import { RULE_CODES } from '../../../src/platform/http/problem.js';
+import { RULE_CODES } from '../../../src/domain/errors.js';
 import { createLogger } from '../../../src/platform/logging/logger.js';
 
 // Issue 14: webhook subscriptions, admin only, with the conventions of every resource (problem+json, UUID or
