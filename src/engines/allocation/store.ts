@@ -1,7 +1,7 @@
 import type { Procedure } from '../../domain/edition-phases.js';
 import type { ServiceContext } from '../../platform/context.js';
 import { qualified, sql, type Executor } from '../../platform/db/sql.js';
-import { notFound } from '../../platform/http/problem.js';
+import { notFound } from '../../domain/errors.js';
 import { editionProcedureSql } from '../edition-phases/index.js';
 
 // SQL shared by the request side (service.ts) and the jobs (draw.ts, release.ts) of the lot and the commit.

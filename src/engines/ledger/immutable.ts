@@ -1,7 +1,8 @@
 import type { ServiceContext } from '../../platform/context.js';
 import { dbOf } from '../../platform/context.js';
 import { qualified, sql } from '../../platform/db/sql.js';
-import { notFound, Problem } from '../../platform/http/problem.js';
+import { notFound } from '../../domain/errors.js';
+import { Problem } from '../../platform/http/problem.js';
 
 // D8, D10: bookings are never changed or deleted (PATCH/DELETE: 405), and neither are receipts (they are
 // reversed instead). The platform answers a method without a procedure as an unknown endpoint (404), so these

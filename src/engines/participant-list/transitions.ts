@@ -5,7 +5,7 @@ import type { ServiceContext } from '../../platform/context.js';
 import { dbOf } from '../../platform/context.js';
 import { qualified, sql, type Executor } from '../../platform/db/sql.js';
 import { recordEvents } from '../../platform/events/events.js';
-import { conflict } from '../../platform/http/problem.js';
+import { conflict } from '../../domain/errors.js';
 import type { Attendance } from '../../resources/attendances/entity.js';
 import { syncCharges } from '../ledger/index.js';
 import { queueDecisionMail } from './decision-mail.js';

@@ -8,7 +8,7 @@ import { formatTimestamp } from '../../platform/http/dates.js';
 import { pageOf } from '../../platform/http/fields.js';
 import { newUuid } from '../../platform/http/ids.js';
 import { assertPatchNotEmpty, wasSent } from '../../platform/http/patch.js';
-import { invalid, notFound, violation } from '../../platform/http/problem.js';
+import { invalid, notFound, violation } from '../../domain/errors.js';
 import { syncCharges } from '../../engines/ledger/index.js';
 import { lockOffers } from '../../engines/participant-list/index.js';
 import { fullNameSql, participantNameSql } from '../../engines/families/index.js';

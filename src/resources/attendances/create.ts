@@ -6,7 +6,7 @@ import type { ServiceContext } from '../../platform/context.js';
 import { dbOf } from '../../platform/context.js';
 import { qualified, sql, type Executor, type RawBuilder } from '../../platform/db/sql.js';
 import { newUuid } from '../../platform/http/ids.js';
-import { unprocessable } from '../../platform/http/problem.js';
+import { unprocessable } from '../../domain/errors.js';
 import { syncCharges } from '../../engines/ledger/index.js';
 import { wakeMailSender } from '../../platform/mail/outbox.js';
 import { editionProcedureSql } from '../../engines/edition-phases/index.js';

@@ -8,7 +8,8 @@ import { qualified, sql, type Executor, type RawBuilder } from '../../platform/d
 import { formatTimestamp } from '../../platform/http/dates.js';
 import { pageOf } from '../../platform/http/fields.js';
 import { parseId } from '../../platform/http/ids.js';
-import { badRequest, notFound } from '../../platform/http/problem.js';
+import { notFound } from '../../domain/errors.js';
+import { badRequest } from '../../platform/http/problem.js';
 import { resolveAccountRef } from '../../engines/families/index.js';
 import { fullNameSql, participantNameSql } from '../../engines/families/index.js';
 import { assertListReadable, viewerOf, type Viewer } from '../../engines/access/lists.js';

@@ -4,7 +4,7 @@ import { dbOf } from '../../platform/context.js';
 import { qualified, sql } from '../../platform/db/sql.js';
 import { parseId } from '../../platform/http/ids.js';
 import { assertPatchNotEmpty, wasSent } from '../../platform/http/patch.js';
-import { conflict, invalid, unprocessable, violation, type Violation } from '../../platform/http/problem.js';
+import { conflict, invalid, unprocessable, violation, type Violation } from '../../domain/errors.js';
 import { syncCharges } from '../../engines/ledger/index.js';
 import type { ApplicationQuestion } from '../offers/entity.js';
 import { assertListEditable } from '../../engines/access/lists.js';

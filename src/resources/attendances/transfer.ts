@@ -2,7 +2,7 @@ import type { ServiceContext } from '../../platform/context.js';
 import { dbOf } from '../../platform/context.js';
 import { qualified, sql } from '../../platform/db/sql.js';
 import { newUuid } from '../../platform/http/ids.js';
-import { conflict } from '../../platform/http/problem.js';
+import { conflict } from '../../domain/errors.js';
 import { syncCharges } from '../../engines/ledger/index.js';
 import { moveReceiptLines } from '../../engines/ledger/index.js';
 import { assertMayTransfer, loadOfferInfo, offerNotFound, offerVisible, viewerOf } from '../../engines/access/lists.js';

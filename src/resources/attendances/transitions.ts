@@ -3,7 +3,7 @@ import {
 } from '../../domain/attendance-states.js';
 import type { ServiceContext } from '../../platform/context.js';
 import { dbOf } from '../../platform/context.js';
-import { forbidden, invalid, violation } from '../../platform/http/problem.js';
+import { forbidden, invalid, violation } from '../../domain/errors.js';
 import { assertListEditable, viewerOf } from '../../engines/access/lists.js';
 import { Attendance } from './entity.js';
 import { attendanceNotFound, offerOfAttendance, readAttendance } from './list.js';

@@ -5,7 +5,7 @@ import { qualified, sql, type RawBuilder } from '../../platform/db/sql.js';
 import { formatTimestamp } from '../../platform/http/dates.js';
 import { pageOf } from '../../platform/http/fields.js';
 import { parseId } from '../../platform/http/ids.js';
-import { notFound } from '../../platform/http/problem.js';
+import { notFound } from '../../domain/errors.js';
 import { debtorNameSql, editionFilter, debtorScope } from '../../engines/ledger/index.js';
 import type { BookingOut, ListBookingsInput } from './schema.js';
 

@@ -3,7 +3,7 @@ import type { ServiceContext } from '../../platform/context.js';
 import { dbOf } from '../../platform/context.js';
 import { qualified, sql } from '../../platform/db/sql.js';
 import { newUuid } from '../../platform/http/ids.js';
-import { conflict } from '../../platform/http/problem.js';
+import { conflict } from '../../domain/errors.js';
 import { QUEUES, type JobSender } from '../../platform/jobs/queue.js';
 import { editionNotFound, readEdition, type AllocateJob, type CommitJob } from '../../engines/allocation/index.js';
 import type { AllocateEditionInput, CommitEditionInput, EditionOut } from './schema.js';

@@ -10,7 +10,7 @@ import { formatTimestamp } from '../../platform/http/dates.js';
 import { pageOf } from '../../platform/http/fields.js';
 import { newUuid } from '../../platform/http/ids.js';
 import { assertPatchNotEmpty, wasSent } from '../../platform/http/patch.js';
-import { conflict, notFound, unprocessable } from '../../platform/http/problem.js';
+import { conflict, notFound, unprocessable } from '../../domain/errors.js';
 import { resolveAccountRef, touchAccounts } from '../../engines/families/index.js';
 import { syncCharges } from '../../engines/ledger/index.js';
 import { lockOffers, refillIfFirstComeRunning, reorderList } from '../../engines/participant-list/index.js';

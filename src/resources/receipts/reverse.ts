@@ -4,7 +4,7 @@ import type { ServiceContext } from '../../platform/context.js';
 import { dbOf } from '../../platform/context.js';
 import { qualified, sql, type Executor } from '../../platform/db/sql.js';
 import { newUuid } from '../../platform/http/ids.js';
-import { conflict, unprocessable } from '../../platform/http/problem.js';
+import { conflict, unprocessable } from '../../domain/errors.js';
 import { queueMail } from '../../platform/mail/outbox.js';
 import { recordEvent } from '../../platform/events/events.js';
 import { Attendance } from '../attendances/entity.js';

@@ -8,7 +8,7 @@ import { qualified, sql, type Executor, type RawBuilder } from '../../platform/d
 import { formatTimestamp, ZONE } from '../../platform/http/dates.js';
 import { pageOf } from '../../platform/http/fields.js';
 import { newUuid } from '../../platform/http/ids.js';
-import { invalid, notFound, unprocessable, violation } from '../../platform/http/problem.js';
+import { invalid, notFound, unprocessable, violation } from '../../domain/errors.js';
 import { queueMail } from '../../platform/mail/outbox.js';
 import { recordEvent } from '../../platform/events/events.js';
 import { lockOffers } from '../../engines/participant-list/index.js';
