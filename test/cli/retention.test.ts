@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { startHarness, type Harness, type TestTenant } from '../harness/harness.js';
+import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { useHarness } from '../harness/harness.js';
 import { runCli } from '../harness/processes.js';
 import { apply, createAccount, createParticipant, offerEndedWeeksAgo, participantRow } from '../resources/retention/helpers.js';
 
@@ -12,15 +12,12 @@ async function cli(args: string[]): Promise<Run> {
 }
 
 const SLOW = 120_000;
-let h: Harness;
-let t: TestTenant;
 let due: any;
 let family: any;
 let living: any;
 
+const { h, t } = useHarness();
 beforeAll(async () => {
-  h = await startHarness();
-  t = await h.tenant();
   const old = await offerEndedWeeksAgo(t, 13);
   const recent = await offerEndedWeeksAgo(t, 11);
   family = await createAccount(t, { firstname: 'Geheim', lastname: 'Familienname' });
@@ -29,7 +26,6 @@ beforeAll(async () => {
   living = await createParticipant(t);
   await apply(t, recent.uuid, living.uuid);
 });
-afterAll(() => h.close());
 
 describe('retention run', () => {
   it('--dry-run prints the uuids due and the counts, and changes nothing; then the run does it; again: nothing', async () => {

@@ -104,3 +104,19 @@ export async function queryDb<T = any>(databaseUrl: string, query: string, param
 export function randomPort(): number {
   return 20000 + Math.floor(Math.random() * 30000);
 }
+
+/** Kills a service process at once (no shutdown of its own) and waits until it is gone. */
+export async function sigkill(w: ServiceProcess): Promise<void> {
+  if (w.child.exitCode === null && w.child.signalCode === null) w.child.kill('SIGKILL');
+  await w.exited;
+}
+
+/** Polls `check` every 50 ms until it holds; returns how long that took, or fails after `timeoutMs` naming `what`. */
+export async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs: number): Promise<number> {
+  const started = Date.now();
+  while (!(await check())) {
+    if (Date.now() - started > timeoutMs) throw new Error(`${what}: not within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return Date.now() - started;
+}
