@@ -10,7 +10,7 @@ import { qualified, sql } from '../../src/platform/db/sql.js';
 import { newUuid } from '../../src/platform/http/ids.js';
 import { addTenant } from '../../src/platform/tenancy/operations.js';
 import { loadTenants } from '../../src/platform/tenancy/registry.js';
-import { useHarness } from '../harness/harness.js';
+import { slugOf, useHarness } from '../harness/harness.js';
 
 // The operator CLI (D1, D10) as outside checks drive it: the real entry point in a child process against
 // this run's database. Each process costs about two seconds, so independent calls run side by side.
@@ -36,8 +36,6 @@ function cli(args: string[], env: Record<string, string> = {}): Promise<Run> {
 
 // Child processes compete for the CPU with the other test files: generous per-test limits.
 const SLOW = 120_000;
-
-const slugOf = (prefix: string) => `${prefix}-${Math.random().toString(36).slice(2, 9)}`;
 
 const { h } = useHarness({ tenant: false });
 

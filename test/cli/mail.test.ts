@@ -1,17 +1,13 @@
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { useHarness } from '../harness/harness.js';
-import { runCli } from '../harness/processes.js';
+import { runCliLines } from '../harness/processes.js';
 import { executorOf } from '../../src/platform/db/orm.js';
 import { qualified, sql } from '../../src/platform/db/sql.js';
 import { queueMail } from '../../src/platform/mail/outbox.js';
 
 // `mail list <slug> [--failed]` and `mail retry <slug> <uuid>|--all-failed` (issue 9): the operator sees given-up
 // mails (state and SMTP error, never the recipient or the text) and sends them again.
-type Run = { code: number | null; stdout: string; stderr: string; lines: string[] };
-async function cli(args: string[]): Promise<Run> {
-  const r = await runCli(args, { DATABASE_URL: inject('databaseUrl') });
-  return { ...r, lines: r.stdout.split('\n').filter(Boolean) };
-}
+const cli = (args: string[]) => runCliLines(args, { DATABASE_URL: inject('databaseUrl') });
 
 let failed: string;
 let sent: string;

@@ -1,15 +1,11 @@
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { useHarness } from '../harness/harness.js';
-import { runCli } from '../harness/processes.js';
+import { runCliLines } from '../harness/processes.js';
 import { apply, createAccount, createParticipant, offerEndedWeeksAgo, participantRow } from '../resources/retention/helpers.js';
 
 // `retention run <slug> [--dry-run]` (D9, issue 9) as an operator runs it: the real entry point in a child process
 // against this run's database. Output: uuids only, a summary line last; errors on stderr with a non-zero exit.
-type Run = { code: number | null; stdout: string; stderr: string; lines: string[] };
-async function cli(args: string[]): Promise<Run> {
-  const r = await runCli(args, { DATABASE_URL: inject('databaseUrl'), LOG_LEVEL: 'info' });
-  return { ...r, lines: r.stdout.split('\n').filter(Boolean) };
-}
+const cli = (args: string[]) => runCliLines(args, { DATABASE_URL: inject('databaseUrl'), LOG_LEVEL: 'info' });
 
 const SLOW = 120_000;
 let due: any;

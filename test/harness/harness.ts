@@ -252,6 +252,16 @@ export async function ownDatabase(suffix: string): Promise<{ url: string; drop: 
   return { url: url.toString(), drop: () => admin(`drop database if exists ${url.pathname.slice(1)} with (force)`) };
 }
 
+/** A connection of its own to this run's database, for transactions held open across other connections' work. */
+export async function pgClient(): Promise<pg.Client> {
+  const c = new pg.Client({ connectionString: inject('databaseUrl') });
+  await c.connect();
+  return c;
+}
+
+/** A fresh tenant slug with the given prefix, for tenants made outside the harness (CLI, registry). */
+export const slugOf = (prefix: string) => `${prefix}-${Math.random().toString(36).slice(2, 9)}`;
+
 /** Asserts the problem+json shape of spec 7 and returns the body. */
 export function expectProblem(res: TestResponse, status: number): { type: string; title: string; status: number; detail: string; violations?: { propertyPath: string; message: string; code: string }[] } {
   const ct = String(res.headers['content-type'] ?? '');

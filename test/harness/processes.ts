@@ -62,6 +62,14 @@ export function runCli(args: string[], env: Record<string, string>): Promise<{ c
   });
 }
 
+export type CliRun = { code: number | null; stdout: string; stderr: string; lines: string[] };
+
+/** `runCli` with its output's non-empty lines (the CLI prints one record a line). */
+export async function runCliLines(args: string[], env: Record<string, string>): Promise<CliRun> {
+  const r = await runCli(args, env);
+  return { ...r, lines: r.stdout.split('\n').filter(Boolean) };
+}
+
 export type HttpResult = { status: number; headers: http.IncomingHttpHeaders; body: any; text: string };
 
 export function httpRequest(port: number, method: string, path: string, opts: { host?: string; token?: string; body?: unknown; headers?: Record<string, string> } = {}): Promise<HttpResult> {

@@ -1,7 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import pg from 'pg';
-import { inject } from 'vitest';
-import { useHarness } from '../../harness/harness.js';
+import { pgClient as client, useHarness } from '../../harness/harness.js';
 import { executorOf } from '../../../src/platform/db/orm.js';
 import { qualified, sql } from '../../../src/platform/db/sql.js';
 import {
@@ -21,13 +20,6 @@ const db = () => executorOf(h.orm);
 const ctx = () => ({ tenant: t.tenant });
 const deleted = (attendance = newUuid()) =>
   ({ attendance, offer: newUuid(), edition: newUuid(), participant: newUuid(), status: 'waiting' as const });
-
-/** A connection of its own, for transactions held open across other connections' work. */
-async function client(): Promise<pg.Client> {
-  const c = new pg.Client({ connectionString: inject('databaseUrl') });
-  await c.connect();
-  return c;
-}
 
 async function insertRaw(c: pg.Client, schema: string, data: object): Promise<void> {
   await c.query(`insert into ${schema}.event (uuid, type, data) values ($1, 'attendance.deleted', $2)`, [newUuid(), JSON.stringify(data)]);

@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ownDatabase, useHarness } from '../../harness/harness.js';
+import { ownDatabase, slugOf, useHarness } from '../../harness/harness.js';
 import { randomPort, startService } from '../../harness/processes.js';
 import { tenantMigrations } from '../../../migrations/index.js';
 import { executorOf } from '../../../src/platform/db/orm.js';
@@ -16,7 +16,6 @@ import { schemasBehind } from '../../../src/platform/tenancy/versions.js';
 // several at once, and reported once each in slug order. Only schemas this file created are touched.
 const SLOW = 120_000;
 const LAST = tenantMigrations.at(-1)!.name;
-const slugOf = (prefix: string) => `${prefix}-${Math.random().toString(36).slice(2, 9)}`;
 
 const { h } = useHarness({ tenant: false });
 

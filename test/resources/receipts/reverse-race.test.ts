@@ -1,7 +1,7 @@
-import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { useHarness, type TestResponse } from '../../harness/harness.js';
+import { pgClient as client, useHarness, type TestResponse } from '../../harness/harness.js';
 import { applyFor, createAccount, createEdition, createOffer, getOk, ledgerOfAccount, pay } from '../money/helpers.js';
 
 // Issue 13 item 4 (the reversal's part): a receipt reversal took the lock of a further offer while holding
@@ -14,12 +14,6 @@ const { h, t } = useHarness();
 beforeAll(async () => {
   schema = t.tenant.schema;
 });
-
-async function client(): Promise<pg.Client> {
-  const c = new pg.Client({ connectionString: inject('databaseUrl') });
-  await c.connect();
-  return c;
-}
 
 /** Waits until `n` backends of this database wait for a lock. */
 async function waitersAtLeast(probe: pg.Client, n: number): Promise<void> {
