@@ -1,16 +1,37 @@
 import { defineConfig } from 'vitest/config';
 
-// Unit tests (test/domain, pure modules) need no database; integration tests get a throwaway database
-// created once per run by the global setup, and a fresh tenant schema per test file.
+// Tests that need no database (nor Redis, nor child processes): the pure rules of test/domain and modules
+// tested without I/O. `npm run test:unit` runs only these, on a machine without PostgreSQL.
+const UNIT = [
+  'test/domain/**/*.test.ts',
+  'test/bench/run.test.ts',
+  'test/platform/cache/ttl-cache.test.ts',
+  'test/platform/http/{booleans,dates,ids,openapi-document,problem,response}.test.ts',
+  'test/platform/net/public-address.test.ts',
+  'test/platform/rate-limit/token-bucket.test.ts',
+  'test/platform/tenancy/settings.test.ts',
+  'test/platform/webhooks/signature.test.ts',
+  'test/resources/webhooks/admin-address.test.ts',
+  'test/security/{session-state,sql-qualified}.test.ts',
+  'test/scripts/import-graph.test.ts',
+];
+
+// Two projects, both run by `npm test`: `unit` (above) and `integration` (every other test), which gets a
+// throwaway database created once per run by the global setup, and a fresh tenant schema per test file.
 export default defineConfig({
   test: {
-    include: ['test/**/*.test.ts'],
-    globalSetup: ['test/harness/global-setup.ts'],
     pool: 'forks',
     maxWorkers: 2,
     testTimeout: 30_000,
     hookTimeout: 60_000,
     // Integration tests read their own writes at once; the public list cache has its own test.
     env: { LOG_LEVEL: 'silent', TZ: 'UTC', PUBLIC_CACHE_MS: '0' },
+    projects: [
+      { extends: true, test: { name: 'unit', include: UNIT } },
+      {
+        extends: true,
+        test: { name: 'integration', include: ['test/**/*.test.ts'], exclude: UNIT, globalSetup: ['test/harness/global-setup.ts'] },
+      },
+    ],
   },
 });

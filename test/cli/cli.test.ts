@@ -10,7 +10,7 @@ import { qualified, sql } from '../../src/platform/db/sql.js';
 import { newUuid } from '../../src/platform/http/ids.js';
 import { addTenant } from '../../src/platform/tenancy/operations.js';
 import { loadTenants } from '../../src/platform/tenancy/registry.js';
-import { startHarness, type Harness } from '../harness/harness.js';
+import { slugOf, useHarness } from '../harness/harness.js';
 import { entities } from '../../src/entities.js';
 
 // The operator CLI (D1, D10) as outside checks drive it: the real entry point in a child process against
@@ -38,13 +38,7 @@ function cli(args: string[], env: Record<string, string> = {}): Promise<Run> {
 // Child processes compete for the CPU with the other test files: generous per-test limits.
 const SLOW = 120_000;
 
-const slugOf = (prefix: string) => `${prefix}-${Math.random().toString(36).slice(2, 9)}`;
-
-let h: Harness;
-beforeAll(async () => {
-  h = await startHarness();
-});
-afterAll(() => h.close());
+const { h } = useHarness({ tenant: false });
 
 async function schemaExists(schema: string): Promise<boolean> {
   const res = await sql<{ n: number }>`select count(*)::int as n from information_schema.schemata where schema_name = ${schema}`.execute(executorOf(h.orm));

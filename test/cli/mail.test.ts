@@ -1,26 +1,19 @@
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { startHarness, type Harness, type TestTenant } from '../harness/harness.js';
-import { runCli } from '../harness/processes.js';
+import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { useHarness } from '../harness/harness.js';
+import { runCliLines } from '../harness/processes.js';
 import { executorOf } from '../../src/platform/db/orm.js';
 import { qualified, sql } from '../../src/platform/db/sql.js';
 import { queueMail } from '../../src/platform/mail/outbox.js';
 
 // `mail list <slug> [--failed]` and `mail retry <slug> <uuid>|--all-failed` (issue 9): the operator sees given-up
 // mails (state and SMTP error, never the recipient or the text) and sends them again.
-type Run = { code: number | null; stdout: string; stderr: string; lines: string[] };
-async function cli(args: string[]): Promise<Run> {
-  const r = await runCli(args, { DATABASE_URL: inject('databaseUrl') });
-  return { ...r, lines: r.stdout.split('\n').filter(Boolean) };
-}
+const cli = (args: string[]) => runCliLines(args, { DATABASE_URL: inject('databaseUrl') });
 
-let h: Harness;
-let t: TestTenant;
 let failed: string;
 let sent: string;
 
+const { h, t } = useHarness();
 beforeAll(async () => {
-  h = await startHarness();
-  t = await h.tenant();
   const db = executorOf(h.orm);
   failed = await queueMail({ tenant: t.tenant }, db, { kind: 'attendance_confirmed', recipient: 'geheim@family.example', subject: 'Platzzusage', body: 'Kim hat einen Platz.' });
   sent = await queueMail({ tenant: t.tenant }, db, { kind: 'receipt', recipient: 'bezahlt@family.example', subject: 'Quittung', body: 'x' });
@@ -28,7 +21,6 @@ beforeAll(async () => {
     where uuid = ${failed}::uuid`.execute(db);
   await sql`update ${qualified(t.tenant.schema, 'outbox')} set sent_at = now(), attempts = 1 where uuid = ${sent}::uuid`.execute(db);
 });
-afterAll(() => h.close());
 
 describe('mail list / retry', () => {
   it('lists the outbox without personal data, and --failed the given-up mails only', async () => {

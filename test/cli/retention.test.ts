@@ -1,26 +1,19 @@
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { startHarness, type Harness, type TestTenant } from '../harness/harness.js';
-import { runCli } from '../harness/processes.js';
+import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { useHarness } from '../harness/harness.js';
+import { runCliLines } from '../harness/processes.js';
 import { apply, createAccount, createParticipant, offerEndedWeeksAgo, participantRow } from '../resources/retention/helpers.js';
 
 // `retention run <slug> [--dry-run]` (D9, issue 9) as an operator runs it: the real entry point in a child process
 // against this run's database. Output: uuids only, a summary line last; errors on stderr with a non-zero exit.
-type Run = { code: number | null; stdout: string; stderr: string; lines: string[] };
-async function cli(args: string[]): Promise<Run> {
-  const r = await runCli(args, { DATABASE_URL: inject('databaseUrl'), LOG_LEVEL: 'info' });
-  return { ...r, lines: r.stdout.split('\n').filter(Boolean) };
-}
+const cli = (args: string[]) => runCliLines(args, { DATABASE_URL: inject('databaseUrl'), LOG_LEVEL: 'info' });
 
 const SLOW = 120_000;
-let h: Harness;
-let t: TestTenant;
 let due: any;
 let family: any;
 let living: any;
 
+const { h, t } = useHarness();
 beforeAll(async () => {
-  h = await startHarness();
-  t = await h.tenant();
   const old = await offerEndedWeeksAgo(t, 13);
   const recent = await offerEndedWeeksAgo(t, 11);
   family = await createAccount(t, { firstname: 'Geheim', lastname: 'Familienname' });
@@ -29,7 +22,6 @@ beforeAll(async () => {
   living = await createParticipant(t);
   await apply(t, recent.uuid, living.uuid);
 });
-afterAll(() => h.close());
 
 describe('retention run', () => {
   it('--dry-run prints the uuids due and the counts, and changes nothing; then the run does it; again: nothing', async () => {

@@ -4,15 +4,13 @@ import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { walkSeason } from '../../clients/typescript/example/season.js';
-import { startHarness, type Harness, type TestTenant } from '../harness/harness.js';
+import { useHarness } from '../harness/harness.js';
 
 // Issue 12: the generated client (clients/typescript: openapi-typescript types, openapi-fetch) walks a whole
 // season against a running service, and every answer it gets matches the OpenAPI document: status listed
 // for the operation, body valid against its schema, problem+json for errors.
-let h: Harness;
-let t: TestTenant;
 let doc: any;
 
 type Seen = { method: string; path: string; status: number; contentType: string; body: unknown };
@@ -45,12 +43,10 @@ function hostFetch(port: number) {
   };
 }
 
+const { h, t } = useHarness({ tenant: { name: 'Ferienprogramm Clientstadt' } });
 beforeAll(async () => {
-  h = await startHarness();
-  t = await h.tenant({ name: 'Ferienprogramm Clientstadt' });
   doc = (await t.get('/openapi.json', { token: null })).body;
 });
-afterAll(() => h.close());
 
 describe('the TypeScript client (openapi-typescript + openapi-fetch)', () => {
   it('is generated from the current document (npm run client:generate)', async () => {

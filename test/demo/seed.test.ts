@@ -1,24 +1,20 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startHarness, type Harness, type TestTenant } from '../harness/harness.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useHarness } from '../harness/harness.js';
 import { DEMO_MEDIA_BASE, seedDemo, seedDemoIfEmpty, type DemoCounts } from '../../src/demo/seed.js';
 import { AUTUMN_EDITION, AUTUMN_OFFERS, AUTUMN_SEED, FAMILIES, OFFERS } from '../../src/demo/content.js';
 import { createLogger } from '../../src/platform/logging/logger.js';
 
 // `cli demo` / first `npm start` (D1): the demo programme is made through the services and then read back
 // over HTTP exactly as a website would read it.
-let h: Harness;
-let t: TestTenant;
 let counts: DemoCounts;
 
 const namesIn = (state: string) => OFFERS.filter((o) => (o.state ?? 'published') === state).map((o) => o.name);
 const CHILDREN = FAMILIES.reduce((n, f) => n + f.children.length, 0);
 
+const { h, t } = useHarness();
 beforeAll(async () => {
-  h = await startHarness();
-  t = await h.tenant();
   counts = await seedDemo(h.orm, t.slug);
 });
-afterAll(() => h.close());
 
 describe('seedDemo', () => {
   it('adds the whole programme once', () => {

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import pg from 'pg';
 import type { AddressInfo } from 'node:net';
-import { inject } from 'vitest';
+import { afterAll, beforeAll, inject } from 'vitest';
 import type { AnyRouter } from '@trpc/server';
 import { createApp } from '../../src/app.js';
 import { insertToken, type TokenAccess, type TokenRole } from '../../src/platform/auth/tokens.js';
@@ -32,6 +32,8 @@ export type RequestOptions = {
   host?: string;
 };
 
+export type TenantOptions = { basePath?: string; settings?: Partial<TenantSettings>; name?: string };
+
 export type TokenOptions = { role?: TokenRole; access?: TokenAccess; organiserIds?: string[]; expiresAt?: Date | null; name?: string };
 
 export type TestTenant = {
@@ -61,7 +63,7 @@ export type Harness = {
    * the mail stays in the outbox, the events wait for their webhooks). Unused when `HarnessOptions.jobs` replaced it.
    */
   jobs: InMemoryJobs;
-  tenant(opts?: { basePath?: string; settings?: Partial<TenantSettings>; name?: string }): Promise<TestTenant>;
+  tenant(opts?: TenantOptions): Promise<TestTenant>;
   /** A raw request, for hosts that are no tenant's. */
   request<T = any>(method: string, path: string, opts?: RequestOptions): Promise<TestResponse<T>>;
   close(): Promise<void>;
@@ -142,7 +144,7 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
       req.end();
     });
 
-  const tenant = async (o: { basePath?: string; settings?: Partial<TenantSettings>; name?: string } = {}): Promise<TestTenant> => {
+  const tenant = async (o: TenantOptions = {}): Promise<TestTenant> => {
     const slug = `t${process.pid.toString(36)}${(++counter).toString(36)}${Math.random().toString(36).slice(2, 6)}`;
     const host = `${slug}.test`;
     const basePath = o.basePath ?? '/api';
@@ -193,6 +195,42 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
   };
 }
 
+export type UseHarnessOptions = HarnessOptions & {
+  /** The file's tenant `t` (made once, after the harness); `false` for files that make their own. */
+  tenant?: TenantOptions | false;
+  /** A database of the file's own (`ownDatabase(suffix)`): the harness migrates it, `afterAll` drops it. */
+  ownDatabase?: string;
+};
+
+/**
+ * The setup of an integration test file, in one place: registers a `beforeAll` that starts the harness (and
+ * the file's tenant) and an `afterAll` that closes it (and drops the file's own database). The handles are
+ * filled in place when the `beforeAll` has run; hooks the file registers after this call run after it
+ * (before each test), its later `afterAll`s before the close (vitest's hook order "stack").
+ * Options may be a function, called in the `beforeAll`, for options made by an earlier `beforeAll`.
+ */
+export function useHarness(opts: UseHarnessOptions | (() => UseHarnessOptions) = {}): { h: Harness; t: TestTenant; own: { url: string } } {
+  const h = {} as Harness;
+  const t = {} as TestTenant;
+  const own = { url: '' };
+  let drop: (() => Promise<void>) | undefined;
+  beforeAll(async () => {
+    const { tenant, ownDatabase: suffix, ...harness } = typeof opts === 'function' ? opts() : opts;
+    if (suffix) {
+      const db = await ownDatabase(suffix);
+      own.url = db.url;
+      drop = db.drop;
+    }
+    Object.assign(h, await startHarness({ ...harness, databaseUrl: harness.databaseUrl ?? (suffix ? own.url : undefined) }));
+    if (tenant !== false) Object.assign(t, await h.tenant(tenant));
+  });
+  afterAll(async () => {
+    await h.close?.();
+    await drop?.();
+  });
+  return { h, t, own };
+}
+
 /**
  * A database of the test file's own beside this run's (created empty; `startHarness({ databaseUrl })` migrates
  * it). For files whose pg-boss workers must see only their own jobs: workers serve every tenant of their
@@ -214,6 +252,16 @@ export async function ownDatabase(suffix: string): Promise<{ url: string; drop: 
   await admin(`create database ${url.pathname.slice(1)}`);
   return { url: url.toString(), drop: () => admin(`drop database if exists ${url.pathname.slice(1)} with (force)`) };
 }
+
+/** A connection of its own to this run's database, for transactions held open across other connections' work. */
+export async function pgClient(): Promise<pg.Client> {
+  const c = new pg.Client({ connectionString: inject('databaseUrl') });
+  await c.connect();
+  return c;
+}
+
+/** A fresh tenant slug with the given prefix, for tenants made outside the harness (CLI, registry). */
+export const slugOf = (prefix: string) => `${prefix}-${Math.random().toString(36).slice(2, 9)}`;
 
 /** Asserts the problem+json shape of spec 7 and returns the body. */
 export function expectProblem(res: TestResponse, status: number): { type: string; title: string; status: number; detail: string; violations?: { propertyPath: string; message: string; code: string }[] } {

@@ -62,6 +62,14 @@ export function runCli(args: string[], env: Record<string, string>): Promise<{ c
   });
 }
 
+export type CliRun = { code: number | null; stdout: string; stderr: string; lines: string[] };
+
+/** `runCli` with its output's non-empty lines (the CLI prints one record a line). */
+export async function runCliLines(args: string[], env: Record<string, string>): Promise<CliRun> {
+  const r = await runCli(args, env);
+  return { ...r, lines: r.stdout.split('\n').filter(Boolean) };
+}
+
 export type HttpResult = { status: number; headers: http.IncomingHttpHeaders; body: any; text: string };
 
 export function httpRequest(port: number, method: string, path: string, opts: { host?: string; token?: string; body?: unknown; headers?: Record<string, string> } = {}): Promise<HttpResult> {
@@ -103,4 +111,20 @@ export async function queryDb<T = any>(databaseUrl: string, query: string, param
 
 export function randomPort(): number {
   return 20000 + Math.floor(Math.random() * 30000);
+}
+
+/** Kills a service process at once (no shutdown of its own) and waits until it is gone. */
+export async function sigkill(w: ServiceProcess): Promise<void> {
+  if (w.child.exitCode === null && w.child.signalCode === null) w.child.kill('SIGKILL');
+  await w.exited;
+}
+
+/** Polls `check` every 50 ms until it holds; returns how long that took, or fails after `timeoutMs` naming `what`. */
+export async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs: number): Promise<number> {
+  const started = Date.now();
+  while (!(await check())) {
+    if (Date.now() - started > timeoutMs) throw new Error(`${what}: not within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return Date.now() - started;
 }

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ownDatabase, startHarness, type Harness, type TestTenant } from '../harness/harness.js';
+import { useHarness } from '../harness/harness.js';
 import { startSmtp, type TestSmtp } from '../harness/smtp.js';
 import { tenantJobHandlers } from '../../src/jobs.js';
 import { loadConfig } from '../../src/platform/config.js';
@@ -10,30 +10,21 @@ import { apply, createAccount, createParticipant, firstcome, createOffer, list, 
 // Work after the response through real pg-boss and a real SMTP server (issue 9): the refill (spec 4.2, D9, D10)
 // and every path that e-mails a family (spec 6: create, transition, transfer, refill; D5 offer cancel; D7
 // commit): the API writes the mail and its send job in the change's transaction, a worker sends it in seconds.
-let h: Harness;
-let own: Awaited<ReturnType<typeof ownDatabase>>;
-let t: TestTenant;
 let smtp: TestSmtp;
 let workers: Workers;
 
 beforeAll(async () => {
   smtp = await startSmtp();
-  own = await ownDatabase('after');
-  h = await startHarness({
-    databaseUrl: own.url,
-    jobs: async (orm) => {
-      workers = await startWorkers(orm, { ...loadConfig(), smtpUrl: smtp.url }, createLogger('silent'), { schedule: false, handlers: tenantJobHandlers });
-      return workers.sender;
-    },
-  });
-  t = await h.tenant();
 });
-afterAll(async () => {
-  await workers?.stop();
-  await h.close();
-  await own?.drop();
-  await smtp.close();
+afterAll(() => smtp.close());
+const { t } = useHarness({
+  ownDatabase: 'after',
+  jobs: async (orm) => {
+    workers = await startWorkers(orm, { ...loadConfig(), smtpUrl: smtp.url }, createLogger('silent'), { schedule: false, handlers: tenantJobHandlers });
+    return workers.sender;
+  },
 });
+afterAll(() => workers?.stop());
 
 describe('refill through real pg-boss', () => {
   it('a withdrawal answered, the refill job moves the waiting list up and the family is mailed within seconds', async () => {

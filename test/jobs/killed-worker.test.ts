@@ -3,8 +3,8 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
-import { ownDatabase, startHarness, type Harness, type TestTenant } from '../harness/harness.js';
-import { startService, type ServiceProcess } from '../harness/processes.js';
+import { useHarness } from '../harness/harness.js';
+import { sigkill, startService, until, type ServiceProcess } from '../harness/processes.js';
 import { startSmtp, type TestSmtp } from '../harness/smtp.js';
 import { startJobSender } from '../../src/platform/jobs/queue.js';
 import { createLogger } from '../../src/platform/logging/logger.js';
@@ -20,38 +20,33 @@ import { create as createOffer } from '../factories/offer.factory.js';
 // and every family ends with exactly one decision mail (a resend after the kill carries the same Message-ID).
 
 const FAMILIES = 400;
-let h: Harness;
-let t: TestTenant;
 let smtp: TestSmtp;
 let stopSender: () => Promise<void>;
 const workers: ServiceProcess[] = [];
 const tenantsDir = mkdtempSync(path.join(tmpdir(), 'hp-no-tenants-'));
-// A database of its own: the worker processes serve every tenant they find, and must not send other test
-// files' mail or run their jobs.
-let own: Awaited<ReturnType<typeof ownDatabase>>;
 let databaseUrl: URL;
 
 beforeAll(async () => {
-  own = await ownDatabase('killed');
-  databaseUrl = new URL(own.url);
   smtp = await startSmtp();
-  h = await startHarness({
-    databaseUrl: databaseUrl.toString(),
-    jobs: async (orm) => {
-      const s = await startJobSender(orm, createLogger('silent'));
-      stopSender = s.stop;
-      return s.sender;
-    },
-  });
-  t = await h.tenant({ settings: { mailFrom: 'Ferienprogramm <fp@test.example>' } });
 });
-
+afterAll(() => smtp.close());
+// A database of its own: the worker processes serve every tenant they find, and must not send other test
+// files' mail or run their jobs.
+const { h, t, own } = useHarness({
+  ownDatabase: 'killed',
+  jobs: async (orm) => {
+    const s = await startJobSender(orm, createLogger('silent'));
+    stopSender = s.stop;
+    return s.sender;
+  },
+  tenant: { settings: { mailFrom: 'Ferienprogramm <fp@test.example>' } },
+});
+beforeAll(() => {
+  databaseUrl = new URL(own.url);
+});
 afterAll(async () => {
   for (const w of workers) await sigkill(w);
   await stopSender?.();
-  await h.close();
-  await smtp.close();
-  await own?.drop();
 });
 
 function worker(): ServiceProcess {
@@ -66,11 +61,6 @@ function worker(): ServiceProcess {
   return w;
 }
 
-async function sigkill(w: ServiceProcess): Promise<void> {
-  if (w.child.exitCode === null && w.child.signalCode === null) w.child.kill('SIGKILL');
-  await w.exited;
-}
-
 async function query<T = any>(text: string, values: unknown[] = []): Promise<T[]> {
   const c = new pg.Client({ connectionString: databaseUrl.toString() });
   await c.connect();
@@ -79,15 +69,6 @@ async function query<T = any>(text: string, values: unknown[] = []): Promise<T[]
   } finally {
     await c.end();
   }
-}
-
-async function until(what: string, check: () => Promise<boolean>, timeoutMs: number): Promise<number> {
-  const started = Date.now();
-  while (!(await check())) {
-    if (Date.now() - started > timeoutMs) throw new Error(`${what}: not within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return Date.now() - started;
 }
 
 const jobState = async (name: string) => (await query<{ state: string }>(

@@ -2,8 +2,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { ownDatabase, startHarness, type Harness, type TestTenant } from '../harness/harness.js';
-import { startService, queryDb, type ServiceProcess } from '../harness/processes.js';
+import { useHarness, type TestTenant } from '../harness/harness.js';
+import { sigkill, startService, queryDb, until, type ServiceProcess } from '../harness/processes.js';
 import { startReceiver, type Receiver } from '../harness/webhook-receiver.js';
 import { executorOf } from '../../src/platform/db/orm.js';
 import { recordEvent } from '../../src/platform/events/events.js';
@@ -19,33 +19,30 @@ import { create as createOffer } from '../factories/offer.factory.js';
 // 2. a worker killed with SIGKILL while a request is in flight: another worker carries on; nothing lost, nothing
 //    out of order; only the event in flight and those accepted but not yet recorded are sent again (same webhook-id).
 
-let h: Harness;
 let stopSender: () => Promise<void>;
 const workers: ServiceProcess[] = [];
 const receivers: Receiver[] = [];
 const tenantsDir = mkdtempSync(path.join(tmpdir(), 'hp-no-tenants-'));
-let own: Awaited<ReturnType<typeof ownDatabase>>;
 
-beforeAll(async () => {
+beforeAll(() => {
   process.env.WEBHOOK_ALLOW_HOSTS = '127.0.0.1';
-  own = await ownDatabase('webhooks');
-  h = await startHarness({
-    databaseUrl: own.url,
-    jobs: async (orm) => {
-      const s = await startJobSender(orm, createLogger('silent'));
-      stopSender = s.stop;
-      return s.sender;
-    },
-  });
 });
-
+afterAll(() => {
+  delete process.env.WEBHOOK_ALLOW_HOSTS;
+});
+const { h, own } = useHarness({
+  ownDatabase: 'webhooks',
+  jobs: async (orm) => {
+    const s = await startJobSender(orm, createLogger('silent'));
+    stopSender = s.stop;
+    return s.sender;
+  },
+  tenant: false,
+});
 afterAll(async () => {
   for (const w of workers) await sigkill(w);
   for (const r of receivers) await r.close();
   await stopSender?.();
-  await h?.close();
-  await own?.drop();
-  delete process.env.WEBHOOK_ALLOW_HOSTS;
 });
 
 function worker(): ServiceProcess {
@@ -58,20 +55,6 @@ function worker(): ServiceProcess {
   });
   workers.push(w);
   return w;
-}
-
-async function sigkill(w: ServiceProcess): Promise<void> {
-  if (w.child.exitCode === null && w.child.signalCode === null) w.child.kill('SIGKILL');
-  await w.exited;
-}
-
-async function until(what: string, check: () => boolean | Promise<boolean>, timeoutMs: number): Promise<number> {
-  const started = Date.now();
-  while (!(await check())) {
-    if (Date.now() - started > timeoutMs) throw new Error(`${what}: not within ${timeoutMs} ms`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return Date.now() - started;
 }
 
 async function subscribe(t: TestTenant): Promise<Receiver> {

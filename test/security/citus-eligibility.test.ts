@@ -1,11 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import pg from 'pg';
 import { executorOf } from '../../src/platform/db/orm.js';
 import { sql } from '../../src/platform/db/sql.js';
 import { factories } from '../factories/index.js';
-import { startHarness, type Harness, type TestTenant } from '../harness/harness.js';
+import { useHarness, type TestTenant } from '../harness/harness.js';
+import { spyOnQueries } from '../harness/queries.js';
 
 // docs/citus.md: with Citus schema-based sharding each municipality's schema is a distributed schema that
 // lives whole on one node, while `control` and `pgboss` stay on the coordinator. That works as long as
@@ -72,33 +72,25 @@ describe('Citus eligibility', () => {
   });
 
   describe('at run time and in the catalog', () => {
-    let h: Harness;
-    let a: TestTenant;
     let b: TestTenant;
     const statements: string[] = [];
     /** Named (server-side) prepared statements: they live in a session, which a transaction pooler does not keep. */
     const named: string[] = [];
-    const original = pg.Client.prototype.query;
+    let spy: ReturnType<typeof spyOnQueries> | undefined;
 
+    // As configured behind PgBouncer in transaction pooling mode (infra/): PG_PREPARED_STATEMENTS=off, so the
+    // hot reads' named statements (platform/db/prepared.ts, test/platform/db/prepared.test.ts) go unnamed too.
+    const { h, t: a } = useHarness({ preparedStatements: false });
     beforeAll(async () => {
-      // As configured behind PgBouncer in transaction pooling mode (infra/): PG_PREPARED_STATEMENTS=off, so the
-      // hot reads' named statements (platform/db/prepared.ts, test/platform/db/prepared.test.ts) go unnamed too.
-      h = await startHarness({ preparedStatements: false });
-      a = await h.tenant();
       b = await h.tenant();
       // Every statement any pooled connection of this process sends from here on.
-      (pg.Client.prototype as { query: unknown }).query = function (this: pg.Client, ...args: unknown[]) {
-        const q = args[0] as string | { text?: string; name?: string };
+      spy = spyOnQueries((q) => {
         const text = typeof q === 'string' ? q : q?.text;
         if (text) statements.push(text);
         if (typeof q === 'object' && q?.name) named.push(q.name);
-        return (original as (...a: unknown[]) => unknown).apply(this, args);
-      };
+      });
     });
-    afterAll(async () => {
-      pg.Client.prototype.query = original;
-      await h.close();
-    });
+    afterAll(() => spy?.restore());
 
     it('every statement of a workload over every resource touches one tenant schema, or only control/pgboss', async () => {
       // A record of every resource through the API (parents made on the way), then every list, on tenant a;

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { startHarness, type Harness, type TestResponse, type TestTenant } from '../harness/harness.js';
+import { useHarness, type TestResponse, type TestTenant } from '../harness/harness.js';
 import { factories } from '../factories/index.js';
 import { executorOf } from '../../src/platform/db/orm.js';
 import { sql } from '../../src/platform/db/sql.js';
@@ -34,7 +34,6 @@ type Fuzzed = { path: string; query: string; body?: { json: unknown } | { raw: s
 const stats = { operations: 0, requests: 0, serverErrors: 0, refusedWrites: 0, accepted: 0 };
 const failures: string[] = [];
 
-let h: Harness;
 let f: TestTenant;
 let readToken: string;
 let operations: Operation[] = [];
@@ -372,8 +371,8 @@ async function check(op: Operation, r: Fuzzed): Promise<void> {
 
 const started = Date.now();
 
+const { h } = useHarness({ tenant: false });
 beforeAll(async () => {
-  h = await startHarness();
   f = await h.tenant({ name: 'Fuzz' });
   readToken = await f.token({ access: 'read' });
   for (const [segment, factory] of Object.entries(factories)) seeds.set(segment, (await factory.create(f)).uuid);
@@ -401,7 +400,6 @@ afterAll(async () => {
   const seconds = ((Date.now() - started) / 1000).toFixed(1);
   console.log(`[fuzz] operations covered: ${stats.operations}, requests fuzzed: ${stats.requests}, 5xx seen: ${stats.serverErrors}, refused writes unchanged: ${stats.refusedWrites}, accepted writes: ${stats.accepted}, ${seconds} s`);
   if (failures.length) console.log(`[fuzz] 5xx:\n${failures.slice(0, 20).join('\n')}`);
-  await h.close();
 });
 
 // The tests are named from the document the router builds (known when the file is collected); each one

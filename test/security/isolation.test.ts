@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
-import { expectProblem, startHarness, type Harness, type TestResponse, type TestTenant } from '../harness/harness.js';
+import { expectProblem, useHarness, type TestResponse, type TestTenant } from '../harness/harness.js';
 import { factories, factoryFor, type FactoryModule } from '../factories/index.js';
 import { appRouter } from '../../src/router.js';
 import type { Meta } from '../../src/platform/http/trpc.js';
@@ -61,7 +61,6 @@ function plausibleBody(op: Operation, factory: FactoryModule): Record<string, un
 const send = (t: TestTenant, method: string, path: string, opts: { token: string | null; body?: unknown }): Promise<TestResponse> =>
   t.request(method, path, { token: opts.token, body: opts.body });
 
-let h: Harness;
 let A: TestTenant;
 let B: TestTenant;
 /** One record of every factory's resource on each tenant. */
@@ -74,8 +73,8 @@ let identifiersOfA: string[] = [];
 
 const UUID_RE = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi;
 
+const { h } = useHarness({ tenant: false });
 beforeAll(async () => {
-  h = await startHarness();
   A = await h.tenant({ name: 'Gemeinde A' });
   B = await h.tenant({ name: 'Gemeinde B' });
   for (const [segment, factory] of Object.entries(factories)) {
@@ -90,7 +89,6 @@ beforeAll(async () => {
   const named = [...recordsA.values()].flatMap((r) => [r.alias, r.email].filter((v): v is string => typeof v === 'string'));
   identifiersOfA = [...new Set([...[...recordsA.values()].map((r) => r.uuid as string), ...[...recordsA.values()].map((r) => uuidToBase58(r.uuid)), ...named])];
 });
-afterAll(() => h.close());
 
 describe('the matrix covers the router', () => {
   it('lists every procedure with an OpenAPI path, and every path segment has a factory', () => {

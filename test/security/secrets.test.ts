@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import http from 'node:http';
 import net from 'node:net';
 import { randomUUID } from 'node:crypto';
@@ -7,7 +7,7 @@ import { Writable } from 'node:stream';
 import type { AddressInfo } from 'node:net';
 import { z } from 'zod';
 import express from 'express';
-import { expectProblem, startHarness, type Harness, type TestResponse, type TestTenant } from '../harness/harness.js';
+import { expectProblem, useHarness, type TestResponse } from '../harness/harness.js';
 import { createLogger, scrubText } from '../../src/platform/logging/logger.js';
 import { procedure, router } from '../../src/platform/http/trpc.js';
 import { response } from '../../src/platform/http/response.js';
@@ -82,8 +82,6 @@ const logStream = new Writable({
 });
 const logText = () => logLines.join('');
 
-let h: Harness;
-let t: TestTenant;
 let readToken: string;
 const responses: TestResponse[] = [];
 
@@ -96,9 +94,8 @@ async function record(res: Promise<TestResponse>): Promise<TestResponse> {
 /** The secret part of a token: everything after `hpt_` and the 22-character id. */
 const secretOf = (token: string) => token.slice(4 + 22);
 
+const { h, t } = useHarness({ log: createLogger('trace', logStream), router: router({ app: appRouter, probe: probeRouter }) });
 beforeAll(async () => {
-  h = await startHarness({ log: createLogger('trace', logStream), router: router({ app: appRouter, probe: probeRouter }) });
-  t = await h.tenant();
   readToken = await t.token({ access: 'read' });
 
   // A family and a child with personal data, read back, listed, filtered, changed.
@@ -123,7 +120,6 @@ beforeAll(async () => {
   await record(t.post('/probe/sql-failure', {}));
   await record(t.get('/probe/crash'));
 });
-afterAll(() => h.close());
 
 describe('the log', () => {
   it('has the requests, and none of: tokens, their secrets, e-mail addresses, names, dates of birth', () => {

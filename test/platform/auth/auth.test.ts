@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { expectProblem, startHarness, type Harness, type TestResponse, type TestTenant } from '../../harness/harness.js';
+import { expectProblem, useHarness, type TestResponse } from '../../harness/harness.js';
 import { executorOf } from '../../../src/platform/db/orm.js';
 import { qualified, sql } from '../../../src/platform/db/sql.js';
 import { procedure, router } from '../../../src/platform/http/trpc.js';
@@ -19,14 +19,7 @@ const testRouter = router({
     .query(({ ctx }) => ({ token: ctx.actor?.access })),
 });
 
-let h: Harness;
-let t: TestTenant;
-
-beforeAll(async () => {
-  h = await startHarness({ router: testRouter });
-  t = await h.tenant();
-});
-afterAll(() => h.close());
+const { h, t } = useHarness({ router: testRouter });
 
 function expectUnauthorized(res: TestResponse) {
   const p = expectProblem(res, 401);

@@ -1,6 +1,6 @@
 import { Migrator } from '@mikro-orm/migrations';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startHarness, type Harness } from '../../harness/harness.js';
+import { describe, expect, it } from 'vitest';
+import { useHarness } from '../../harness/harness.js';
 import { tenantMigrations } from '../../../migrations/index.js';
 import { executorOf, migrateTenantSchema } from '../../../src/platform/db/orm.js';
 import { sql } from '../../../src/platform/db/sql.js';
@@ -9,11 +9,7 @@ import { sql } from '../../../src/platform/db/sql.js';
 // migrator's statement-by-statement run. It must give the very schema the migrator gives, bookkeeping included,
 // and a schema at an older version must still be brought up to date by the migrator.
 
-let h: Harness;
-beforeAll(async () => {
-  h = await startHarness();
-});
-afterAll(() => h.close());
+const { h } = useHarness({ tenant: false });
 
 const name = (prefix: string) => `t_${prefix}_${Math.random().toString(36).slice(2, 8)}`;
 

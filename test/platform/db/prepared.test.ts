@@ -3,7 +3,7 @@ import { inject } from 'vitest';
 import { createOrm, executorOf, preparedStatementsOf, type Orm } from '../../../src/platform/db/orm.js';
 import { prepared, preparedStatementsWanted } from '../../../src/platform/db/prepared.js';
 import { sql } from '../../../src/platform/db/sql.js';
-import { startHarness, type Harness } from '../../harness/harness.js';
+import { startHarness, useHarness, type Harness } from '../../harness/harness.js';
 import { PGBOUNCER_BIN, startPgBouncer, type PgBouncer } from '../../harness/pgbouncer.js';
 import { edition, offer, transition } from '../../resources/offers/helpers.js';
 import { entities } from '../../../src/entities.js';
@@ -105,11 +105,7 @@ async function listsConcurrently(h: Harness, t: Awaited<ReturnType<typeof publis
 }
 
 describe('the offer list directly with named statements', () => {
-  let h: Harness;
-  beforeAll(async () => {
-    h = await startHarness({ databaseUrl: direct, preparedStatements: true });
-  });
-  afterAll(async () => h?.close());
+  const { h } = useHarness({ databaseUrl: direct, preparedStatements: true, tenant: false });
 
   it('answers many concurrent lists, anonymous and with a token, and keeps the statements on', async () => {
     const t = await publishedOffers(h, 6);

@@ -1,7 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import pg from 'pg';
-import { inject } from 'vitest';
-import { startHarness, type Harness, type TestTenant } from '../../harness/harness.js';
+import { pgClient as client, useHarness } from '../../harness/harness.js';
 import { executorOf } from '../../../src/platform/db/orm.js';
 import { qualified, sql } from '../../../src/platform/db/sql.js';
 import {
@@ -12,31 +11,15 @@ import { newUuid } from '../../../src/platform/http/ids.js';
 
 // Issue 14: the event log itself, against the real database: written in the caller's transaction, read in
 // (tx, id) order after a cursor, and only once every older transaction has ended (the visibility rule).
-let h: Harness;
-let t: TestTenant;
 // An event shows once every older writing transaction of the server has ended (`settled` waits up to 90 s).
 vi.setConfig({ testTimeout: 180_000, hookTimeout: 180_000 });
 
-beforeAll(async () => {
-  h = await startHarness();
-  t = await h.tenant();
-});
-
-afterAll(async () => {
-  await h.close();
-});
+const { h, t } = useHarness();
 
 const db = () => executorOf(h.orm);
 const ctx = () => ({ tenant: t.tenant });
 const deleted = (attendance = newUuid()) =>
   ({ attendance, offer: newUuid(), edition: newUuid(), participant: newUuid(), status: 'waiting' as const });
-
-/** A connection of its own, for transactions held open across other connections' work. */
-async function client(): Promise<pg.Client> {
-  const c = new pg.Client({ connectionString: inject('databaseUrl') });
-  await c.connect();
-  return c;
-}
 
 async function insertRaw(c: pg.Client, schema: string, data: object): Promise<void> {
   await c.query(`insert into ${schema}.event (uuid, type, data) values ($1, 'attendance.deleted', $2)`, [newUuid(), JSON.stringify(data)]);

@@ -1,19 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectProblem, startHarness, type Harness, type TestTenant } from '../../harness/harness.js';
+import { describe, expect, it } from 'vitest';
+import { expectProblem, useHarness } from '../../harness/harness.js';
 import { etagOf, parseTagList, tagMatches } from '../../../src/platform/http/conditional.js';
 import { uuidToBase58 } from '../../../src/platform/http/ids.js';
 import { dueApplication, pay } from '../../resources/money/helpers.js';
 
 // Issue 13 item 9: ETag on single records and lists, If-None-Match -> 304, If-Match on PATCH and DELETE ->
 // 412 on a stale version; once in the platform layer, so every resource has it.
-let h: Harness;
-let t: TestTenant;
 
-beforeAll(async () => {
-  h = await startHarness();
-  t = await h.tenant();
-});
-afterAll(() => h.close());
+const { h, t } = useHarness();
 
 describe('entity tags', () => {
   it('parses tag lists and compares weakly', () => {

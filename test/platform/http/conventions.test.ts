@@ -1,9 +1,9 @@
 import http from 'node:http';
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { Validator } from '@seriousme/openapi-schema-validator';
-import { expectProblem, startHarness, type Harness, type TestResponse, type TestTenant } from '../../harness/harness.js';
+import { expectProblem, useHarness, type TestResponse } from '../../harness/harness.js';
 import { procedure, router } from '../../../src/platform/http/trpc.js';
 import { bodyId, dateOnly, paginationQuery, pathId, query, timestamp } from '../../../src/platform/http/fields.js';
 import { response } from '../../../src/platform/http/response.js';
@@ -95,14 +95,7 @@ const probeRouter = router({
 
 const testRouter = router({ categories: categoriesRouter, probe: probeRouter });
 
-let h: Harness;
-let t: TestTenant;
-
-beforeAll(async () => {
-  h = await startHarness({ router: testRouter });
-  t = await h.tenant();
-});
-afterAll(() => h.close());
+const { h, t } = useHarness({ router: testRouter });
 
 const json = (body: unknown) => ({ rawBody: JSON.stringify(body), headers: { 'content-type': 'application/json' } });
 
@@ -434,18 +427,14 @@ describe('responses', () => {
 });
 
 describe('OpenAPI document', () => {
-  let app: Harness;
-  let u: TestTenant;
   let doc: any;
 
+  const { t: u } = useHarness();
   beforeAll(async () => {
-    app = await startHarness();
-    u = await app.tenant();
     const res = await u.get('/openapi.json', { token: null });
     expect(res.status).toBe(200);
     doc = res.body;
   });
-  afterAll(() => app.close());
 
   it('is valid OpenAPI 3.1', async () => {
     expect(doc.openapi).toMatch(/^3\.1\./);
@@ -495,19 +484,15 @@ describe('OpenAPI document', () => {
 });
 
 describe('rate limits at the HTTP layer', () => {
-  let rl: Harness;
-
-  beforeAll(async () => {
-    rl = await startHarness({
-      router: testRouter,
-      rateLimiter: createRateLimiter({
-        log: { warn: () => {}, info: () => {} },
-        tokenBucket: { capacity: 3, refillPerMinute: 60 },
-        anonymous: { points: 2, durationSeconds: 3600 },
-      }),
-    });
+  const { h: rl } = useHarness({
+    router: testRouter,
+    rateLimiter: createRateLimiter({
+      log: { warn: () => {}, info: () => {} },
+      tokenBucket: { capacity: 3, refillPerMinute: 60 },
+      anonymous: { points: 2, durationSeconds: 3600 },
+    }),
+    tenant: false,
   });
-  afterAll(() => rl.close());
 
   it('refuses the 4th quick token request with a 429 problem and the IETF headers', async () => {
     const u = await rl.tenant();

@@ -1,24 +1,18 @@
 import { existsSync } from 'node:fs';
 import { chromium, type Browser } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startHarness, type Harness, type TestTenant } from '../../harness/harness.js';
+import { afterAll, describe, expect, it } from 'vitest';
+import { useHarness } from '../../harness/harness.js';
 
 // Issue 12: `<base>/docs`, the municipality's interactive API reference (Scalar from its npm package),
 // checked in real headless Chromium (Debian's `chromium`; .ci/run installs it).
 const CHROMIUM = process.env.CHROMIUM_PATH ?? ['/usr/bin/chromium', '/usr/bin/chromium-browser'].find((p) => existsSync(p));
 if (!CHROMIUM) console.warn('[test] no chromium found (apt-get install chromium): the browser check of /docs is skipped');
 
-let h: Harness;
-let t: TestTenant;
 let browser: Browser | undefined;
 
-beforeAll(async () => {
-  h = await startHarness();
-  t = await h.tenant({ name: 'Ferienprogramm Teststadt' });
-});
+const { h, t } = useHarness({ tenant: { name: 'Ferienprogramm Teststadt' } });
 afterAll(async () => {
   await browser?.close();
-  await h.close();
 });
 
 describe('GET <base>/docs', () => {

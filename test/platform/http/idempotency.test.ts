@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
-import { expectProblem, startHarness, type Harness, type TestTenant } from '../../harness/harness.js';
+import { expectProblem, useHarness } from '../../harness/harness.js';
 import { executorOf } from '../../../src/platform/db/orm.js';
 import { qualified, sql } from '../../../src/platform/db/sql.js';
 import { createAccount, createEdition, createOffer, createParticipant, getOk, ledgerOfAccount } from '../../resources/money/helpers.js';
@@ -8,14 +8,8 @@ import { createAccount, createEdition, createOffer, createParticipant, getOk, le
 // Issue 13 item 8: Idempotency-Key on every POST. A retried request with the same key and body (same token,
 // same tenant) returns the first answer without doing the work twice; the same key with another body is 422;
 // a concurrent duplicate waits for the first answer; keys are kept 24 hours per token.
-let h: Harness;
-let t: TestTenant;
 
-beforeAll(async () => {
-  h = await startHarness();
-  t = await h.tenant();
-});
-afterAll(() => h.close());
+const { h, t } = useHarness();
 
 const withKey = (key: string, extra: Record<string, string> = {}) => ({ headers: { 'idempotency-key': key, ...extra } });
 

@@ -10,7 +10,7 @@ import { createHttpServer } from '../../../src/platform/http/server.js';
 import { createLogger } from '../../../src/platform/logging/logger.js';
 import { addTenant } from '../../../src/platform/tenancy/operations.js';
 import { TenantRegistry } from '../../../src/platform/tenancy/registry.js';
-import { generousRateLimiter, startHarness, type Harness } from '../../harness/harness.js';
+import { generousRateLimiter, useHarness } from '../../harness/harness.js';
 import { freePort, PGBOUNCER_BIN, startPgBouncer, type PgBouncer } from '../../harness/pgbouncer.js';
 import { httpRequest } from '../../harness/processes.js';
 import { entities } from '../../../src/entities.js';
@@ -127,12 +127,8 @@ describe.runIf(!!PGBOUNCER_BIN)('database outage through PgBouncer, and recovery
 });
 
 describe('request ids and clients that hang up', () => {
-  let h: Harness;
   const { log, lines } = memoryLog();
-  beforeAll(async () => {
-    h = await startHarness({ log });
-  });
-  afterAll(() => h.close());
+  const { h } = useHarness({ log, tenant: false });
 
   it('honours a sane X-Request-Id, replaces any other, and names it as the problem instance', async () => {
     const t = await h.tenant();

@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { PgBoss } from 'pg-boss';
-import { startHarness, type Harness } from '../../harness/harness.js';
+import { useHarness } from '../../harness/harness.js';
 import { loadConfig } from '../../../src/platform/config.js';
 import { QUEUE_OPTIONS, QUEUES } from '../../../src/platform/jobs/queue.js';
 import { startWorkers } from '../../../src/platform/jobs/workers.js';
@@ -8,11 +8,7 @@ import { createLogger } from '../../../src/platform/logging/logger.js';
 
 // The queues of D9: every tenant queue beats (a dead worker's job is taken up in seconds), mail and refill
 // are deduplicated per tenant / offer, and the queues of earlier versions are retired at a worker's start.
-let h: Harness;
-beforeAll(async () => {
-  h = await startHarness();
-});
-afterAll(() => h.close());
+const { h } = useHarness({ tenant: false });
 
 describe('job queues', () => {
   it('every tenant queue has a heartbeat; mail and refill collapse bursts (stately)', () => {

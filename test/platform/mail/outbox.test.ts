@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
-import { ownDatabase, startHarness, type Harness, type TestTenant } from '../../harness/harness.js';
+import { useHarness } from '../../harness/harness.js';
 import { startSmtp, type TestSmtp } from '../../harness/smtp.js';
 import { executorOf } from '../../../src/platform/db/orm.js';
 import { qualified, sql } from '../../../src/platform/db/sql.js';
@@ -11,23 +11,13 @@ import { loadConfig } from '../../../src/platform/config.js';
 import { createLogger } from '../../../src/platform/logging/logger.js';
 
 // D9: the transactional outbox against a real SMTP server started in-process, and sent by real pg-boss workers.
-let h: Harness;
-let own: Awaited<ReturnType<typeof ownDatabase>>;
-let t: TestTenant;
 let smtp: TestSmtp;
 
 beforeAll(async () => {
   smtp = await startSmtp();
-  own = await ownDatabase('outbox');
-  h = await startHarness({ databaseUrl: own.url });
-  t = await h.tenant({ settings: { mailFrom: 'Ferienprogramm Test <fp@test.example>' } });
 });
-
-afterAll(async () => {
-  await h.close();
-  await own?.drop();
-  await smtp.close();
-});
+afterAll(() => smtp.close());
+const { h, t, own } = useHarness({ ownDatabase: 'outbox', tenant: { settings: { mailFrom: 'Ferienprogramm Test <fp@test.example>' } } });
 
 const outbox = () => qualified(t.tenant.schema, 'outbox');
 const db = () => executorOf(h.orm);

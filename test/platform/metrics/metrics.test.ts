@@ -6,7 +6,7 @@ import { createLogger } from '../../../src/platform/logging/logger.js';
 import { createMetrics, type Metrics } from '../../../src/platform/metrics/index.js';
 import { executorOf } from '../../../src/platform/db/orm.js';
 import { appRouter } from '../../../src/router.js';
-import { startHarness, type Harness } from '../../harness/harness.js';
+import { useHarness } from '../../harness/harness.js';
 import { entities } from '../../../src/entities.js';
 
 // `/metrics` (Prometheus text, prom-client): requests by route template and status, latency histograms,
@@ -16,28 +16,25 @@ import { entities } from '../../../src/entities.js';
 process.env.METRICS_JOBS_CACHE_MS = '0';
 
 describe('/metrics', () => {
-  let h: Harness;
   let metrics: Metrics;
   let boss: PgBoss;
   let stopBoss: () => Promise<void>;
 
-  beforeAll(async () => {
-    h = await startHarness({
-      // One anonymous request per hour: the second is refused.
-      rateLimiter: createRateLimiter({ log: { warn: () => {}, info: () => {} }, anonymous: { points: 1, durationSeconds: 3600 }, tokenBucket: { capacity: 1000, refillPerMinute: 1000 } }),
-      jobs: async (orm) => {
-        const s = await startJobSender(orm, createLogger('silent'));
-        boss = s.boss;
-        stopBoss = s.stop;
-        return s.sender;
-      },
-    });
+  const { h } = useHarness({
+    // One anonymous request per hour: the second is refused.
+    rateLimiter: createRateLimiter({ log: { warn: () => {}, info: () => {} }, anonymous: { points: 1, durationSeconds: 3600 }, tokenBucket: { capacity: 1000, refillPerMinute: 1000 } }),
+    jobs: async (orm) => {
+      const s = await startJobSender(orm, createLogger('silent'));
+      boss = s.boss;
+      stopBoss = s.stop;
+      return s.sender;
+    },
+    tenant: false,
+  });
+  beforeAll(() => {
     metrics = createMetrics({ db: executorOf(h.orm), router: appRouter, registrySize: async () => (await h.registry.list()).length });
   });
-  afterAll(async () => {
-    await stopBoss?.();
-    await h.close();
-  });
+  afterAll(() => stopBoss?.());
 
   const scrape = async () => {
     const res = await h.request('GET', '/metrics');

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Redis } from 'ioredis';
-import { expectProblem, startHarness, type Harness } from '../../harness/harness.js';
+import { expectProblem, useHarness } from '../../harness/harness.js';
 import { createRateLimiter, type RateLimiter } from '../../../src/platform/rate-limit/index.js';
 import { revokeToken, splitToken } from '../../../src/platform/auth/tokens.js';
 import { executorOf } from '../../../src/platform/db/orm.js';
@@ -28,7 +28,6 @@ const redisUp = await redisAnswers();
 if (!redisUp) console.warn('\n*** failed-authentication Redis tests SKIPPED: no Redis at 127.0.0.1:6379 ***\n');
 
 describe.skipIf(!redisUp)('invalid tokens and the rate limits (Redis)', () => {
-  let h: Harness;
   let limiter: RateLimiter;
   const keyPrefix = `rltest-${randomBytes(6).toString('hex')}`;
 
@@ -43,16 +42,15 @@ describe.skipIf(!redisUp)('invalid tokens and the rate limits (Redis)', () => {
     });
     for (let i = 0; i < 100 && limiter.status().backend !== 'redis'; i++) await sleep(20);
     expect(limiter.status()).toEqual({ backend: 'redis', degraded: false });
-    h = await startHarness({ rateLimiter: limiter });
   });
   afterAll(async () => {
-    await h?.close();
     await limiter?.close();
     const c = new Redis(REDIS_URL);
     const keys = await c.keys(`${keyPrefix}:*`);
     if (keys.length) await c.del(...keys);
     await c.quit();
   });
+  const { h } = useHarness(() => ({ rateLimiter: limiter, tenant: false }));
 
   it('answers 401 to unknown, revoked, expired and foreign tokens after the anonymous allowance is spent', async () => {
     const t = await h.tenant();

@@ -1,17 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectProblem, startHarness, type Harness, type TestTenant } from '../../harness/harness.js';
+import { describe, expect, it } from 'vitest';
+import { expectProblem, useHarness } from '../../harness/harness.js';
 
 // Issue 13 item 7: a Host header with an out-of-range port or garbage after the host name answered 500
 // on every API route. It is the unknown-host 404 (the header names no served host) or 400 when it is not
 // a host at all, always problem+json.
-let h: Harness;
-let t: TestTenant;
 
-beforeAll(async () => {
-  h = await startHarness();
-  t = await h.tenant();
-});
-afterAll(() => h.close());
+const { h, t } = useHarness();
 
 describe('malformed Host headers', () => {
   it('answers out-of-range ports and garbage with 400 or 404 problem+json, never 500', async () => {

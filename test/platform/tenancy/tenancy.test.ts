@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { expectProblem, startHarness, type Harness, type TestResponse, type TestTenant } from '../../harness/harness.js';
+import { expectProblem, startHarness, useHarness, type TestResponse } from '../../harness/harness.js';
 import { procedure, router } from '../../../src/platform/http/trpc.js';
 import { addTenant, removeTenant, setTenant } from '../../../src/platform/tenancy/operations.js';
 import { TenantRegistry } from '../../../src/platform/tenancy/registry.js';
@@ -17,14 +17,7 @@ const testRouter = router({
     .query(({ ctx }) => ({ tenant: ctx.tenant.slug })),
 });
 
-let h: Harness;
-let t: TestTenant;
-
-beforeAll(async () => {
-  h = await startHarness({ router: testRouter });
-  t = await h.tenant();
-});
-afterAll(() => h.close());
+const { h, t } = useHarness({ router: testRouter });
 
 describe('host resolution', () => {
   it('answers an unknown host with a 404 problem', async () => {
@@ -106,13 +99,8 @@ describe('isolation between tenants', () => {
 });
 
 describe('registry changes reach a running process', () => {
-  let live: Harness;
-
-  beforeAll(async () => {
-    // An independently created registry with the default refresh, as in a second API process.
-    live = await startHarness({ router: testRouter, registry: (db) => new TenantRegistry(db) });
-  });
-  afterAll(() => live.close());
+  // An independently created registry with the default refresh, as in a second API process.
+  const { h: live } = useHarness({ router: testRouter, registry: (db) => new TenantRegistry(db), tenant: false });
 
   async function pollUntil(req: () => Promise<TestResponse>, done: (r: TestResponse) => boolean, limitMs = 5000): Promise<{ res: TestResponse; ms: number }> {
     const start = Date.now();

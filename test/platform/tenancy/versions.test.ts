@@ -1,8 +1,8 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ownDatabase, startHarness, type Harness } from '../../harness/harness.js';
+import { describe, expect, it } from 'vitest';
+import { ownDatabase, slugOf, useHarness } from '../../harness/harness.js';
 import { randomPort, startService } from '../../harness/processes.js';
 import { tenantMigrations } from '../../../migrations/index.js';
 import { executorOf } from '../../../src/platform/db/orm.js';
@@ -16,13 +16,8 @@ import { schemasBehind } from '../../../src/platform/tenancy/versions.js';
 // several at once, and reported once each in slug order. Only schemas this file created are touched.
 const SLOW = 120_000;
 const LAST = tenantMigrations.at(-1)!.name;
-const slugOf = (prefix: string) => `${prefix}-${Math.random().toString(36).slice(2, 9)}`;
 
-let h: Harness;
-beforeAll(async () => {
-  h = await startHarness();
-});
-afterAll(() => h.close());
+const { h } = useHarness({ tenant: false });
 
 /** Makes a test tenant's schema one migration behind: the last migration's column and its bookkeeping row gone. */
 async function setBack(schema: string) {

@@ -1,16 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectProblem, startHarness, type Harness, type TestTenant } from '../../harness/harness.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { expectProblem, useHarness, type TestTenant } from '../../harness/harness.js';
 import { newUuid, uuidToBase58 } from '../../../src/platform/http/ids.js';
 import { resolveAccountRef } from '../../../src/engines/families/index.js';
 
-let h: Harness;
-let t: TestTenant;
-
-beforeAll(async () => {
-  h = await startHarness();
-  t = await h.tenant();
-});
-afterAll(() => h.close());
+const { h, t } = useHarness();
 
 const TS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d\d:\d\d$/;
 

@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startHarness, type Harness, type TestTenant } from '../../harness/harness.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useHarness } from '../../harness/harness.js';
 import { executorOf } from '../../../src/platform/db/orm.js';
 import { qualified, sql } from '../../../src/platform/db/sql.js';
 import { newUuid } from '../../../src/platform/http/ids.js';
@@ -13,16 +13,12 @@ import {
 // A new application written by one statement under the offer's lock (issue 10.1; writes.ts `appendApplication`,
 // migrations/tenant/Migration20261125000200AppendApplication.ts): the same list order, charge and mail as the
 // general way, and nothing written when it must leave the decision to the general way.
-let h: Harness;
-let t: TestTenant;
 let edition: any;
 
+const { h, t } = useHarness();
 beforeAll(async () => {
-  h = await startHarness();
-  t = await h.tenant();
   edition = await firstcome(t);
 });
-afterAll(() => h.close());
 
 const db = () => executorOf(h.orm);
 const table = (name: string) => qualified(t.tenant.schema, name);

@@ -1,13 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectProblem, startHarness, type Harness, type TestTenant } from '../../harness/harness.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { expectProblem, useHarness } from '../../harness/harness.js';
 import { uuidToBase58 } from '../../../src/platform/http/ids.js';
 import {
   apply, createAccount, createOffer, createParticipant, expectDenseSorting, firstcome, list, lot, newApplication, outbox,
 } from './helpers.js';
 
 // POST /attendances and GET /attendances/{uuid} (spec 2.2, 3.2, 4.3 "Create"; D10 "Applications").
-let h: Harness;
-let t: TestTenant;
 let fcfs: any;
 let byLot: any;
 
@@ -18,13 +16,11 @@ const FIELDS = [
 ];
 const TS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\+0[12]:00$/;
 
+const { h, t } = useHarness();
 beforeAll(async () => {
-  h = await startHarness();
-  t = await h.tenant();
   fcfs = await firstcome(t, { name: 'Sommer FCFS' });
   byLot = await lot(t, { name: 'Sommer Los' });
 });
-afterAll(() => h.close());
 
 describe('POST /attendances without status: the edition’s procedure decides', () => {
   it('first come first served confirms while places remain, then waitlists', async () => {

@@ -1,18 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectProblem, startHarness, type Harness, type TestTenant } from '../../harness/harness.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { expectProblem, useHarness } from '../../harness/harness.js';
 import { createOffer, createOrganiser, expectDenseSorting, firstcome, list, lot, newApplication, outbox, setColumns } from './helpers.js';
 
 // DELETE /attendances/{uuid} (spec 4.3 "Delete"), and what other resources' deletes do with applications.
-let h: Harness;
-let t: TestTenant;
 let byLot: any;
 
+const { h, t } = useHarness();
 beforeAll(async () => {
-  h = await startHarness();
-  t = await h.tenant();
   byLot = await lot(t);
 });
-afterAll(() => h.close());
 
 describe('DELETE /attendances/{uuid}', () => {
   it('removes the application as if it had never been made: 204 without a body, then 404; the list is renumbered', async () => {

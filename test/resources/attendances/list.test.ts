@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import pg from 'pg';
-import { expectProblem, startHarness, type Harness, type TestTenant } from '../../harness/harness.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { expectProblem, useHarness, type TestTenant } from '../../harness/harness.js';
+import { spyOnQueries } from '../../harness/queries.js';
 import { uuidToBase58 } from '../../../src/platform/http/ids.js';
 import { executorOf } from '../../../src/platform/db/orm.js';
 import { qualified, sql } from '../../../src/platform/db/sql.js';
@@ -11,8 +11,6 @@ import {
 } from './helpers.js';
 
 // GET /attendances and GET /offers/{uuid}/attendances (spec 4.3 "List", "Access rules", 5.5; D10).
-let h: Harness;
-let t: TestTenant;
 let edA: any;
 let edB: any;
 let hostA: any;
@@ -23,9 +21,8 @@ let family: any;
 let kids: any[];
 const apps: Record<string, any> = {};
 
+const { h, t } = useHarness();
 beforeAll(async () => {
-  h = await startHarness();
-  t = await h.tenant();
   edA = await firstcome(t, { name: 'Sommer A', alias: 'sommer-a' });
   edB = await lot(t, { name: 'Herbst B', alias: 'herbst-b' });
   hostA = await createOrganiser(t, { name: 'Verein A', alias: 'verein-a' });
@@ -45,7 +42,6 @@ beforeAll(async () => {
   apps.b0 = await apply(t, offerB.uuid, kids[0].uuid); // waiting (lot)
   apps.b3 = await apply(t, offerB.uuid, kids[3].uuid, { status: 'confirmed' });
 });
-afterAll(() => h.close());
 
 const uuids = (res: { body: any[] }) => res.body.map((a: any) => a.uuid);
 
@@ -168,18 +164,12 @@ describe('GET /attendances (admins see all)', () => {
     await sql`insert into ${qualified(schema, 'attendances')} (uuid, offer_uuid, participant_uuid, status, sorting, fee)
       select gen_random_uuid(), ${offer.uuid}::uuid, p.uuid, 'confirmed', row_number() over (order by p.lastname), 100
       from ${qualified(schema, 'participants')} p`.execute(db);
-    const proto = pg.Client.prototype as any;
-    const original = proto.query;
-    let count = 0;
-    proto.query = function (...args: unknown[]) {
-      count++;
-      return original.apply(this, args);
-    };
+    const queries = spyOnQueries();
     const measure = async (path: string) => {
-      count = 0;
+      queries.count = 0;
       const res = await u.get(path);
       expect(res.status).toBe(200);
-      return { n: count, len: res.body.length };
+      return { n: queries.count, len: res.body.length };
     };
     try {
       for (const base of ['/attendances?', `/attendances?offer=${offer.uuid}&`, `/offers/${offer.uuid}/attendances?`]) {
@@ -189,7 +179,7 @@ describe('GET /attendances (admins see all)', () => {
         expect(large.n).toBe(small.n);
       }
     } finally {
-      proto.query = original;
+      queries.restore();
     }
   });
 });

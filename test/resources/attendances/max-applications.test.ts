@@ -1,18 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectProblem, startHarness, type Harness, type TestTenant } from '../../harness/harness.js';
+import { describe, expect, it } from 'vitest';
+import { expectProblem, useHarness } from '../../harness/harness.js';
 import { apply, createEdition, createOffer, createParticipant, transitionOk } from './helpers.js';
 
 // Issue 13 item 5b, D4: an `application_system` task's `maxApplications` is the most applications one child
 // may have in the edition while that phase runs (withdrawn ones do not count); POST /attendances beyond it
 // is 422.
-let h: Harness;
-let t: TestTenant;
 
-beforeAll(async () => {
-  h = await startHarness();
-  t = await h.tenant();
-});
-afterAll(() => h.close());
+const { h, t } = useHarness();
 
 const iso = (ms: number) => new Date(ms).toISOString().replace('Z', '+00:00');
 const running = (maxApplications: number | null) => ({

@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectProblem, startHarness, type Harness, type TestTenant } from '../../harness/harness.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { expectProblem, useHarness } from '../../harness/harness.js';
 import { QUEUES } from '../../../src/platform/jobs/queue.js';
 import {
   createAccount, createOffer, createOrganiser, createParticipant, apply, firstcome, list, lot, newApplication, outbox, transitionOk,
@@ -7,16 +7,12 @@ import {
 
 // What applications change on offers (spec 2.3 vacancies/fullyBooked, D10 `attendances` counts) and the
 // refill of spec 4.2 / D5 (`POST /offers/{uuid}/refill`, 202).
-let h: Harness;
-let t: TestTenant;
 let byLot: any;
 
+const { h, t } = useHarness();
 beforeAll(async () => {
-  h = await startHarness();
-  t = await h.tenant();
   byLot = await lot(t);
 });
-afterAll(() => h.close());
 
 const ZERO = {
   waiting: 0, confirmed: 0, waitlisted: 0, rejected: 0, withdrawn: 0, unfulfilled: 0, participated: 0, noshow: 0,

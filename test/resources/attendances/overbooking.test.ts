@@ -1,18 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startHarness, type Harness, type TestTenant } from '../../harness/harness.js';
+import { describe, expect, it } from 'vitest';
+import { useHarness } from '../../harness/harness.js';
 import { apply, createOffer, createParticipant, firstcome, newApplication, transitionOk } from './helpers.js';
 
 // Issue 13 item 6: an admin may confirm past the offer's capacity (`confirm`, create with `status: confirmed`,
 // transfer with `status: confirmed`); it is recorded in the application's `decisionReason`, and the offer's
 // token view shows `overbooked` (confirmed places beyond maxParticipants, 0 otherwise).
-let h: Harness;
-let t: TestTenant;
 
-beforeAll(async () => {
-  h = await startHarness();
-  t = await h.tenant();
-});
-afterAll(() => h.close());
+const { h, t } = useHarness();
 
 const BEYOND = /über die Kapazität des Angebots hinaus bestätigt/;
 const offerView = async (uuid: string) => (await t.get(`/offers/${uuid}`)).body;

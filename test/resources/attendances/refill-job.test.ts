@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startHarness, type Harness, type TestTenant } from '../../harness/harness.js';
+import { describe, expect, it } from 'vitest';
+import { useHarness, type TestTenant } from '../../harness/harness.js';
 import { QUEUES } from '../../../src/platform/jobs/queue.js';
 import { executorOf } from '../../../src/platform/db/orm.js';
 import { qualified, sql } from '../../../src/platform/db/sql.js';
@@ -12,14 +12,7 @@ import {
 // deduplicated per offer, asked for by every change that frees a place during a running first-come phase.
 // Before a lot edition's commit, its decisions are held back like the lot's own.
 
-let h: Harness;
-let t: TestTenant;
-
-beforeAll(async () => {
-  h = await startHarness();
-  t = await h.tenant();
-});
-afterAll(() => h.close());
+const { h, t } = useHarness();
 
 const refillJobs = (u: TestTenant) => h.jobs.pending().filter((j) => j.name === QUEUES.offerRefill && j.data.tenant === u.slug);
 const status = async (u: TestTenant, uuid: string) => (await u.get(`/attendances/${uuid}`)).body;

@@ -1,24 +1,20 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startHarness, type Harness, type TestTenant } from '../../harness/harness.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useHarness } from '../../harness/harness.js';
 import { createOffer, createParticipant, expectDenseSorting, firstcome, list, newApplication } from './helpers.js';
 
 // Zero overbooking under a rush (spec 4.3 "Create", D10): fifty families applying for the last places of one
 // offer at the same second get exactly as many confirmations as places, distinct sorting values, and no 5xx.
 // Writers of one offer take turns on the offer's row lock in PostgreSQL, not in process memory.
-let h: Harness;
-let t: TestTenant;
 let edition: any;
 
 const FAMILIES = 50;
 const PLACES = 10;
 const TAKEN = 7;
 
+const { h, t } = useHarness();
 beforeAll(async () => {
-  h = await startHarness();
-  t = await h.tenant();
   edition = await firstcome(t);
 });
-afterAll(() => h.close());
 
 async function rush(round: number): Promise<number> {
   const offer = await createOffer(t, { edition: edition.uuid, maxParticipants: PLACES, name: `Ansturm ${round}` });

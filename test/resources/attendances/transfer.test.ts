@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectProblem, startHarness, type Harness, type TestTenant } from '../../harness/harness.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { expectProblem, useHarness, type TestTenant } from '../../harness/harness.js';
 import { uuidToBase58 } from '../../../src/platform/http/ids.js';
 import { executorOf } from '../../../src/platform/db/orm.js';
 import { qualified, sql } from '../../../src/platform/db/sql.js';
@@ -9,16 +9,12 @@ import {
 } from './helpers.js';
 
 // POST /attendances/{uuid}/transfer (spec 3.2, 4.3 "Transfer" rules 1-7; D10).
-let h: Harness;
-let t: TestTenant;
 let byLot: any;
 
+const { h, t } = useHarness();
 beforeAll(async () => {
-  h = await startHarness();
-  t = await h.tenant();
   byLot = await lot(t);
 });
-afterAll(() => h.close());
 
 const transfer = (tt: TestTenant, uuid: string, body: Record<string, unknown>, token?: string) =>
   tt.post(`/attendances/${uuid}/transfer`, body, token ? { token } : {});

@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectProblem, startHarness, type Harness, type TestTenant } from '../../harness/harness.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { expectProblem, useHarness, type TestTenant } from '../../harness/harness.js';
 import { NOT_ALLOWED, SPEC_MATRIX, TRANSITIONS } from '../../fixtures/spec-transitions.js';
 import {
   apply, createAccount, createOffer, createOrganiser, createParticipant, expectDenseSorting, firstcome, list, lot,
@@ -7,16 +7,12 @@ import {
 } from './helpers.js';
 
 // POST /attendances/{uuid}/transition (spec 3.2, 3.4, 4.3 "Transition"; D10).
-let h: Harness;
-let t: TestTenant;
 let byLot: any;
 
+const { h, t } = useHarness();
 beforeAll(async () => {
-  h = await startHarness();
-  t = await h.tenant();
   byLot = await lot(t);
 });
-afterAll(() => h.close());
 
 // Spec 3.2 as a table independent of src/domain (test/fixtures/spec-transitions.ts).
 const MATRIX = SPEC_MATRIX;

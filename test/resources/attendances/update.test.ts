@@ -1,18 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectProblem, startHarness, type Harness, type TestTenant } from '../../harness/harness.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { expectProblem, useHarness } from '../../harness/harness.js';
 import { uuidToBase58 } from '../../../src/platform/http/ids.js';
 import { createOffer, createOrganiser, firstcome, lot, newApplication, setColumns, transitionOk } from './helpers.js';
 
 // PATCH /attendances/{uuid} (spec 4.3 "Update", 8; D10 payable and answers).
-let h: Harness;
-let t: TestTenant;
 let edition: any;
 let offer: any;
 let q: Record<'yn' | 'int' | 'txt' | 'file', string>;
 
+const { h, t } = useHarness();
 beforeAll(async () => {
-  h = await startHarness();
-  t = await h.tenant();
   edition = await firstcome(t);
   offer = await createOffer(t, {
     edition: edition.uuid, fee: 1500, maxParticipants: null,
@@ -26,7 +23,6 @@ beforeAll(async () => {
   const byType = Object.fromEntries(offer.applicationQuestions.map((x: any) => [x.type, x.uuid]));
   q = byType as typeof q;
 });
-afterAll(() => h.close());
 
 const patch = (uuid: string, body: unknown, token?: string) => t.patch(`/attendances/${uuid}`, body, token ? { token } : {});
 

@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectProblem, startHarness, type Harness, type TestTenant } from '../../harness/harness.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { expectProblem, useHarness, type TestTenant } from '../../harness/harness.js';
 import { executorOf } from '../../../src/platform/db/orm.js';
 import { qualified, sql } from '../../../src/platform/db/sql.js';
 import { uuidToBase58 } from '../../../src/platform/http/ids.js';
@@ -11,14 +11,8 @@ import {
 
 // Bookings (D8, D10 "Money"): the fee charge and its cancellation follow every write to an application
 // (spec 3.2 "transitions also update payment records"); GET /bookings and /bookings/{uuid}; PATCH/DELETE 405.
-let h: Harness;
-let t: TestTenant;
 
-beforeAll(async () => {
-  h = await startHarness();
-  t = await h.tenant();
-});
-afterAll(() => h.close());
+const { h, t } = useHarness();
 
 describe('charges follow the application (one reconciler, src/resources/bookings/charges.ts)', () => {
   it('a final confirmed place is charged in the debtor\'s ledger for the edition, naming debtor, edition and application', async () => {

@@ -1,19 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectProblem, startHarness, type Harness, type TestTenant } from '../../harness/harness.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { expectProblem, useHarness } from '../../harness/harness.js';
 import { uuidToBase58 } from '../../../src/platform/http/ids.js';
 import { createAccount, createEdition, dueApplication, getOk, pay } from '../money/helpers.js';
 
 // GET /debtors and /debtors/{uuid} (D8, D10): a family account, or a participant without one; its own record
 // (`uuid`, `name`, `account` or `participant` reference) made on first need. Filters `account`, `q`.
-let h: Harness;
-let t: TestTenant;
 let family: any;
 let a1: any;
 let solo: any;
 
+const { h, t } = useHarness();
 beforeAll(async () => {
-  h = await startHarness();
-  t = await h.tenant();
   family = await createAccount(t, { firstname: 'Anna', lastname: 'Zander' });
   const edition = await createEdition(t, { procedure: 'firstcome' });
   a1 = await dueApplication(t, { account: family.uuid, edition: edition.uuid, fee: 900 });
@@ -22,7 +19,6 @@ beforeAll(async () => {
   solo = await dueApplication(t, { account: null, fee: 300 });
   await pay(t, [{ attendance: solo.uuid }]);
 });
-afterAll(() => h.close());
 
 describe('GET /debtors', () => {
   it('one debtor per family account and per participant without one, with what each owes, by name', async () => {

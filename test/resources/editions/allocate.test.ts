@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { PgBoss } from 'pg-boss';
-import { expectProblem, startHarness, type Harness, type TestTenant } from '../../harness/harness.js';
+import { expectProblem, useHarness, type TestTenant } from '../../harness/harness.js';
 import { uuidToBase58 } from '../../../src/platform/http/ids.js';
 import { createQueues, pgBossSender, QUEUES, type JobSender } from '../../../src/platform/jobs/queue.js';
 import { dbOf } from '../../../src/platform/context.js';
@@ -19,16 +19,9 @@ import { firstcome } from '../attendances/helpers.js';
 // applications, run in the background (the harness holds the job until `h.jobs.drain()`; the last block runs
 // it through a real pg-boss worker).
 
-let h: Harness;
-let t: TestTenant;
-
 const TS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\+0[12]:00$/;
 
-beforeAll(async () => {
-  h = await startHarness();
-  t = await h.tenant();
-});
-afterAll(() => h.close());
+const { h, t } = useHarness();
 
 /** `n` children applying for `offer` in order; returns the participants. */
 async function applicants(u: TestTenant, offer: string, n: number, userPriority?: number): Promise<any[]> {
@@ -318,27 +311,22 @@ describe('allocate: refusals', () => {
 });
 
 describe('allocate through a real pg-boss worker', () => {
-  let hb: Harness;
   let boss: PgBoss;
   let sender: JobSender;
 
-  beforeAll(async () => {
-    hb = await startHarness({
-      jobs: async (orm) => {
-        boss = new PgBoss({ connectionString: String(orm.config.get('clientUrl')), schema: 'pgboss', max: 2, supervise: false, schedule: false });
-        await boss.start();
-        await createQueues(boss);
-        // Only the lot's queues: this worker must not take other test files' outbox jobs.
-        await workTenantJobs(boss, orm, createLogger('silent'), tenantJobHandlers);
-        sender = pgBossSender(boss);
-        return sender;
-      },
-    });
+  const { h: hb } = useHarness({
+    jobs: async (orm) => {
+      boss = new PgBoss({ connectionString: String(orm.config.get('clientUrl')), schema: 'pgboss', max: 2, supervise: false, schedule: false });
+      await boss.start();
+      await createQueues(boss);
+      // Only the lot's queues: this worker must not take other test files' outbox jobs.
+      await workTenantJobs(boss, orm, createLogger('silent'), tenantJobHandlers);
+      sender = pgBossSender(boss);
+      return sender;
+    },
+    tenant: false,
   });
-  afterAll(async () => {
-    await boss?.stop({ graceful: true, timeout: 5_000 } as never);
-    await hb?.close();
-  });
+  afterAll(() => boss?.stop({ graceful: true, timeout: 5_000 } as never));
 
   it('a job sent in a transaction that rolls back does not exist', async () => {
     const w = await hb.tenant();

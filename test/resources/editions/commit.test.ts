@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectProblem, startHarness, type Harness, type TestTenant } from '../../harness/harness.js';
+import { describe, expect, it } from 'vitest';
+import { expectProblem, useHarness, type TestTenant } from '../../harness/harness.js';
 import { QUEUES } from '../../../src/platform/jobs/queue.js';
 import { runAllocationJob, runCommitJob } from '../../../src/engines/allocation/jobs.js';
 import {
@@ -9,14 +9,7 @@ import {
 // POST /editions/{uuid}/commit (D7, D10 "Lot and commit"): releases every held-back decision of the edition
 // in the background; fees become due; each family gets one e-mail listing its children's decisions.
 
-let h: Harness;
-let t: TestTenant;
-
-beforeAll(async () => {
-  h = await startHarness();
-  t = await h.tenant();
-});
-afterAll(() => h.close());
+const { h, t } = useHarness();
 
 /**
  * A lot edition "Sommer <n>": family Muster (account) with Kim and Lena, Kim applying for two offers and Lena

@@ -1,6 +1,6 @@
 import { DateTime } from 'luxon';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectProblem, startHarness, type Harness, type TestTenant } from '../../harness/harness.js';
+import { describe, expect, it } from 'vitest';
+import { expectProblem, useHarness } from '../../harness/harness.js';
 import { effectiveEditionState, type PhaseTask } from '../../../src/domain/edition-phases.js';
 import { executorOf } from '../../../src/platform/db/orm.js';
 import { qualified, sql } from '../../../src/platform/db/sql.js';
@@ -8,14 +8,7 @@ import { RULE_CODES } from '../../../src/domain/errors.js';
 import { uuidToBase58 } from '../../../src/platform/http/ids.js';
 import { editionListsReleasedSql, editionOnlineSql, editionProcedureSql } from '../../../src/engines/edition-phases/index.js';
 
-let h: Harness;
-let t: TestTenant;
-
-beforeAll(async () => {
-  h = await startHarness();
-  t = await h.tenant();
-});
-afterAll(() => h.close());
+const { h, t } = useHarness();
 
 const BERLIN_TS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+0[12]:00$/;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;

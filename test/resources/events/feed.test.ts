@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { randomUUID } from 'node:crypto';
-import { expectProblem, startHarness, type Harness, type TestTenant } from '../../harness/harness.js';
+import { expectProblem, useHarness, type TestTenant } from '../../harness/harness.js';
 import { create as createAccount } from '../../factories/account.factory.js';
 import { create as createEdition } from '../../factories/edition.factory.js';
 import { create as createOffer } from '../../factories/offer.factory.js';
@@ -17,16 +17,10 @@ import { eventOut } from '../../../src/resources/events/schema.js';
 
 // Issue 14: the event feed through HTTP. Every change that reports an event does so in its own transaction, with
 // references and states only; the feed lists them in order after a cursor, filtered by type, admins only.
-let h: Harness;
-let t: TestTenant;
 // Waiting for an event may take as long as the oldest writing transaction elsewhere on the server (EVENT_WAIT_MS).
 vi.setConfig({ testTimeout: 180_000, hookTimeout: 180_000 });
 
-beforeAll(async () => {
-  h = await startHarness();
-  t = await h.tenant();
-});
-afterAll(() => h.close());
+const { h, t } = useHarness();
 
 async function ok(res: Promise<{ status: number; text: string; body: any }>, status = 200): Promise<any> {
   const r = await res;

@@ -1,13 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectProblem, startHarness, type Harness, type TestTenant } from '../../harness/harness.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { expectProblem, useHarness } from '../../harness/harness.js';
 import { uuidToBase58 } from '../../../src/platform/http/ids.js';
 import { createAccount, createEdition, dueApplication, getOk, pay, transitionOk } from '../money/helpers.js';
 
 // GET /ledgers and /ledgers/{uuid} (D8, D10): a debtor's account for one edition, `balance` (what it owes, the
 // sum of its bookings) and `bookEntries` in posting order, empty values null. Filters `account`, `debtor`,
 // `edition`.
-let h: Harness;
-let t: TestTenant;
 let family: any;
 let summer: any;
 let autumn: any;
@@ -16,9 +14,8 @@ let a2: any;
 let a3: any;
 let receipt: any;
 
+const { h, t } = useHarness();
 beforeAll(async () => {
-  h = await startHarness();
-  t = await h.tenant();
   family = await createAccount(t, { lastname: 'Albers' });
   summer = await createEdition(t, { procedure: 'firstcome', name: 'Sommer 2027' });
   autumn = await createEdition(t, { procedure: 'firstcome', name: 'Herbst 2027' });
@@ -28,7 +25,6 @@ beforeAll(async () => {
   receipt = await pay(t, [{ attendance: a1.uuid, amount: 900 }]);
   await transitionOk(t, a2.uuid, 'withdraw');
 });
-afterAll(() => h.close());
 
 describe('GET /ledgers', () => {
   it('one ledger per debtor and edition, its balance the sum of its entries in posting order', async () => {

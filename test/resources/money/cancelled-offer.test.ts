@@ -1,17 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectProblem, startHarness, type Harness, type TestTenant } from '../../harness/harness.js';
+import { describe, expect, it } from 'vitest';
+import { expectProblem, useHarness } from '../../harness/harness.js';
 import { applyFor, attendance, createAccount, getOk, ledgerOfAccount, offerWithFee, pay, postingsOf } from './helpers.js';
 
 // Issue 13 item 3, D5: while an offer is cancelled none of its applications is payable: unpaid charges are
 // cancelled on `cancel` and charged again on `relaunch`; paid ones stay paid.
-let h: Harness;
-let t: TestTenant;
 
-beforeAll(async () => {
-  h = await startHarness();
-  t = await h.tenant();
-});
-afterAll(() => h.close());
+const { h, t } = useHarness();
 
 async function offerTransition(uuid: string, transition: string) {
   const res = await t.post(`/offers/${uuid}/transition`, { transition });

@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectProblem, startHarness, type Harness, type TestTenant } from '../../harness/harness.js';
+import { describe, expect, it } from 'vitest';
+import { expectProblem, useHarness } from '../../harness/harness.js';
 import {
   applyFor, attendance, createAccount, createEdition, createOffer, dueApplication, getOk, offerWithFee, pay, postingsOf, reverse,
 } from './helpers.js';
@@ -7,14 +7,8 @@ import {
 // Derived state (spec 2.2, 4.3; D8, D10): `paid`, `payable` and `receipts` of an application follow from the
 // receipts and bookings; PATCH payable:false on a paid application and deleting it are 409; a transfer moves
 // the receipt lines and the charge; the family's open payments are listable.
-let h: Harness;
-let t: TestTenant;
 
-beforeAll(async () => {
-  h = await startHarness();
-  t = await h.tenant();
-});
-afterAll(() => h.close());
+const { h, t } = useHarness();
 
 describe('paid, payable and receipts', () => {
   it('follow the receipts: paid with the covering receipt listed, unpaid again after its reversal', async () => {

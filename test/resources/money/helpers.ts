@@ -8,6 +8,7 @@ import { dueApplication } from '../../factories/receipt.factory.js';
 
 // Builders and reads for the money tests (D8, D10), through the real endpoints.
 export { createAccount, createEdition, createOffer, createParticipant, dueApplication };
+export { transitionOk } from '../attendances/helpers.js';
 
 /** A first-come-first-served edition with an unlimited offer of the given fee. */
 export async function offerWithFee(t: TestTenant, fee = 500, edition?: string): Promise<any> {
@@ -54,10 +55,4 @@ export async function ledgerOfAccount(t: TestTenant, account: string): Promise<a
   const rows = await getOk(t, `/ledgers?account=${account}`);
   expect(rows, JSON.stringify(rows)).toHaveLength(1);
   return rows[0];
-}
-
-export async function transitionOk(t: TestTenant, uuid: string, name: string, body: Record<string, unknown> = {}): Promise<any> {
-  const res = await t.post(`/attendances/${uuid}/transition`, { transition: name, ...body });
-  expect(res.status, res.text).toBe(200);
-  return res.body;
 }

@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { startHarness, type Harness, type TestTenant } from '../../harness/harness.js';
+import { useHarness } from '../../harness/harness.js';
 import { createAccount, createEdition, createOffer, createParticipant, getOk } from './helpers.js';
 
 // The money invariant (D8, D10), as a property over random sequences of what admins do: applications created
@@ -50,17 +50,11 @@ const step: fc.Arbitrary<Step> = fc.oneof(
   { weight: 1, arbitrary: fc.record({ kind: fc.constant('move' as const), participant: idx, account: fc.option(fc.nat({ max: 1 }), { nil: null }) }) },
 );
 
-let h: Harness;
-let t: TestTenant;
 const stats = { runs: 0, steps: 0, ok: 0, refused: 0, receipts: 0, reversals: 0, transfers: 0 };
 
-beforeAll(async () => {
-  h = await startHarness();
-  t = await h.tenant();
-});
+const { h, t } = useHarness();
 afterAll(async () => {
   console.log(`[ledger-property] ${JSON.stringify(stats)}`);
-  await h.close();
 });
 
 /** Every page of a list. */

@@ -1,18 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import pg from 'pg';
-import { startHarness, type Harness, type TestTenant } from '../../harness/harness.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useHarness } from '../../harness/harness.js';
+import { spyOnQueries } from '../../harness/queries.js';
 import { executorOf } from '../../../src/platform/db/orm.js';
 import { qualified, sql } from '../../../src/platform/db/sql.js';
 import { createEdition } from './helpers.js';
 
 // The money lists (debtors, ledgers, bookings, receipts) are one SQL statement per page: 200 records take as
 // many round trips to the database as 2.
-let h: Harness;
-let t: TestTenant;
 
+const { h, t } = useHarness();
 beforeAll(async () => {
-  h = await startHarness();
-  t = await h.tenant();
   const edition = await createEdition(t, { procedure: 'firstcome' });
   const db = executorOf(h.orm);
   const q = (name: string) => qualified(t.tenant.schema, name);
@@ -31,22 +28,15 @@ beforeAll(async () => {
     from ${q('ledgers')} l join ${q('receipts')} r on r.debtor_uuid = l.debtor_uuid
     cross join (values ('charge', 100), ('payment', -100)) as x(type, amount)`.execute(db);
 });
-afterAll(() => h.close());
 
 describe('money lists', () => {
   it('one SQL statement per page: 200 records take as many round trips as 2', async () => {
-    const proto = pg.Client.prototype as any;
-    const original = proto.query;
-    let count = 0;
-    proto.query = function (...args: unknown[]) {
-      count++;
-      return original.apply(this, args);
-    };
+    const queries = spyOnQueries();
     const measure = async (path: string) => {
-      count = 0;
+      queries.count = 0;
       const res = await t.get(path);
       expect(res.status, res.text).toBe(200);
-      return { n: count, len: res.body.length };
+      return { n: queries.count, len: res.body.length };
     };
     try {
       for (const base of ['/debtors?', '/ledgers?', '/bookings?', '/receipts?', '/receipts?edition=x&', '/ledgers?account=f1@example.org&']) {
@@ -58,7 +48,7 @@ describe('money lists', () => {
         expect(large.n, base).toBe(small.n);
       }
     } finally {
-      proto.query = original;
+      queries.restore();
     }
     const [ledger] = (await t.get('/ledgers?account=f7@example.org')).body;
     expect(ledger.balance).toBe(0);

@@ -1,19 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectProblem, startHarness, type Harness, type TestTenant } from '../../harness/harness.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { expectProblem, useHarness } from '../../harness/harness.js';
 import { edition } from './helpers.js';
 
 // Issue 13 item 1 (D5, D10): an alias derived from the name is made unique, also under concurrency; only an
 // alias the caller sent may be refused.
-let h: Harness;
-let t: TestTenant;
 let ed: any;
 
+const { h, t } = useHarness();
 beforeAll(async () => {
-  h = await startHarness();
-  t = await h.tenant();
   ed = await edition(t, { name: 'Sommer', alias: 'sommer' });
 });
-afterAll(() => h.close());
 
 describe('concurrent offers with one name', () => {
   it('gives 8 concurrent POST /offers without alias 201 each, with distinct derived aliases', async () => {

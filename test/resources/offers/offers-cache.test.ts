@@ -1,19 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startHarness, type Harness } from '../../harness/harness.js';
+import { useHarness } from '../../harness/harness.js';
 import { edition, names, offer, transition } from './helpers.js';
 
 // Anonymous offer lists are reused for PUBLIC_CACHE_MS per tenant and query; token holders always read fresh.
-let h: Harness;
 const previous = process.env.PUBLIC_CACHE_MS;
 
-beforeAll(async () => {
+beforeAll(() => {
   process.env.PUBLIC_CACHE_MS = '400';
-  h = await startHarness();
 });
-afterAll(async () => {
+afterAll(() => {
   process.env.PUBLIC_CACHE_MS = previous;
-  await h.close();
 });
+const { h } = useHarness({ tenant: false });
 
 describe('public offer list cache', () => {
   it('reuses an anonymous page briefly, per tenant, while tokens see changes at once', async () => {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { expectProblem, startHarness, type Harness, type TestTenant } from '../../harness/harness.js';
+import { expectProblem, useHarness } from '../../harness/harness.js';
 import { RULE_CODES } from '../../../src/platform/http/problem.js';
 import { probeImage } from '../../../src/platform/net/image-probe.js';
 import { edition } from './helpers.js';
@@ -8,21 +8,17 @@ import { startImageServer, type ImageServer } from './image-server.js';
 // Issue 13 item 5a (spec 2.3, 8): each `media` image at most 3000 x 3000 pixels, read from the image's header
 // with a bounded, SSRF-safe fetch; a URL that cannot be checked is 422 with a clear message. The local image
 // server is reached because the operator allowlist names 127.0.0.1 (MEDIA_FETCH_ALLOW_HOSTS).
-let h: Harness;
-let t: TestTenant;
 let img: ImageServer;
 let ed: any;
 
+const { h, t } = useHarness();
 beforeAll(async () => {
-  h = await startHarness();
-  t = await h.tenant();
   img = await startImageServer();
   ed = await edition(t);
 });
 afterAll(async () => {
   delete process.env.MEDIA_FETCH_ALLOW_HOSTS;
   await img.close();
-  await h.close();
 });
 beforeEach(() => {
   process.env.MEDIA_FETCH_ALLOW_HOSTS = '127.0.0.1';

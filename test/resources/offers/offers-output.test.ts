@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { Actor } from '../../../src/platform/auth/tokens.js';
 import { buildOpenApiDocument } from '../../../src/platform/http/openapi-document.js';
@@ -6,14 +6,12 @@ import { finalResponse, outputChecks, response } from '../../../src/platform/htt
 import { procedure, router } from '../../../src/platform/http/trpc.js';
 import { listOffersInput, offerListResponse, offerOut } from '../../../src/resources/offers/schema.js';
 import { listOffers } from '../../../src/resources/offers/service.js';
-import { startHarness, type Harness, type TestTenant } from '../../harness/harness.js';
+import { useHarness } from '../../harness/harness.js';
 import { category, edition, offer, organiser, transition } from './helpers.js';
 
 // The offer list is answered without a run-time output check in production (finalResponse, issue 10.2): its
 // service must write the answer in final form. Proved here against the checked schema, for every kind of
 // field (nulls, nested nulls, recurrences, variants, questions), anonymous and with a token.
-let h: Harness;
-let t: TestTenant;
 const admin: Actor = { tokenId: '00000000-0000-4000-8000-0000000000a1', name: 'Test', role: 'admin', access: 'read', ownerKind: 'service', organiserIds: [] };
 const checked = response(z.array(offerOut));
 
@@ -25,9 +23,8 @@ function nullPaths(value: unknown, path = '$'): string[] {
   return [];
 }
 
+const { h, t } = useHarness();
 beforeAll(async () => {
-  h = await startHarness();
-  t = await h.tenant();
   const ed = await edition(t);
   const host = await organiser(t, 'Jugendzentrum');
   const cat = await category(t, 'Natur');
@@ -47,7 +44,6 @@ beforeAll(async () => {
   const variant = await t.post(`/offers/${full.uuid}/variant`);
   expect(variant.status, variant.text).toBe(201);
 });
-afterAll(() => h.close());
 
 describe('the offer list in final form', () => {
   it('anonymous and token lists hold no null anywhere and are unchanged by the checked schema', async () => {

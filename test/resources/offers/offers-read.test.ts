@@ -1,11 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import pg from 'pg';
-import { expectProblem, startHarness, type Harness, type TestTenant } from '../../harness/harness.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { expectProblem, useHarness } from '../../harness/harness.js';
+import { spyOnQueries } from '../../harness/queries.js';
 import { uuidToBase58 } from '../../../src/platform/http/ids.js';
 import { category, edition, names, offer, organiser, transition } from './helpers.js';
 
-let h: Harness;
-let t: TestTenant;
 const o: Record<string, any> = {};
 let ed: any;
 let offline: any;
@@ -21,9 +19,8 @@ const PUBLIC_FIELDS = [
 ];
 const TOKEN_FIELDS = ['publish', 'comment', 'contact', 'attendances', 'applicationQuestions', 'transitions', 'variantBase', 'variants'];
 
+const { h, t } = useHarness();
 beforeAll(async () => {
-  h = await startHarness();
-  t = await h.tenant();
   ed = await edition(t, { name: 'Sommerferien 2027', alias: 'sommer-2027' });
   offline = await edition(t, { name: 'Herbst 2027', online: false });
   hostA = await organiser(t, 'Jugendzentrum Nord');
@@ -52,7 +49,6 @@ beforeAll(async () => {
   });
   await transition(t, o.recurring.uuid, 'publish');
 });
-afterAll(() => h.close());
 
 describe('GET /offers visibility', () => {
   it('anonymous and legacy callers see published, public offers of online editions, cancelled ones included', async () => {
@@ -266,18 +262,12 @@ describe('query count', () => {
       from ${sql.table(`${schema}.offers`)}`.execute(db);
     expect(hosts).toHaveLength(2);
 
-    const proto = pg.Client.prototype as any;
-    const original = proto.query;
-    let count = 0;
-    proto.query = function (...args: unknown[]) {
-      count++;
-      return original.apply(this, args);
-    };
+    const queries = spyOnQueries();
     const measure = async (path: string, token?: string | null) => {
-      count = 0;
+      queries.count = 0;
       const res = await u.get(path, token === undefined ? {} : { token });
       expect(res.status).toBe(200);
-      return { n: count, len: res.body.length, body: res.body };
+      return { n: queries.count, len: res.body.length, body: res.body };
     };
     try {
       for (const [token, query] of [[undefined, ''], [null, ''], [undefined, '&from=2020-01-01&until=2100-01-01']] as const) {
@@ -291,9 +281,9 @@ describe('query count', () => {
         expect(large.body[199].categories).toHaveLength(1);
       }
     } finally {
-      proto.query = original;
+      queries.restore();
     }
-    expect(count).toBeGreaterThan(0);
+    expect(queries.count).toBeGreaterThan(0);
   });
 });
 

@@ -1,13 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startHarness, type Harness, type TestTenant } from '../../harness/harness.js';
+import { describe, expect, it } from 'vitest';
+import { useHarness } from '../../harness/harness.js';
 import { formatTimestamp } from '../../../src/platform/http/dates.js';
 import { edition, offer, transition } from './helpers.js';
 
 // The offer projection formats its timestamps in SQL (service.ts apiTimestampSql); they must read exactly as
 // formatTimestamp writes them (spec 1.7): Berlin time, whole seconds, the offset of that instant, across both
 // DST switches and for instants given in other offsets.
-let h: Harness;
-let t: TestTenant;
 
 const INSTANTS = [
   '2027-01-15T08:00:00Z', // winter, +01:00
@@ -20,11 +18,7 @@ const INSTANTS = [
   '2027-06-30T18:15:30-04:00', // sent with another offset
 ];
 
-beforeAll(async () => {
-  h = await startHarness();
-  t = await h.tenant();
-});
-afterAll(() => h.close());
+const { h, t } = useHarness();
 
 describe('offer timestamps', () => {
   it('match formatTimestamp for dates, deadline, createdAt and modifiedAt, with and without a token', async () => {

@@ -1,20 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
-import { expectProblem, startHarness, type Harness, type TestTenant } from '../../harness/harness.js';
+import { expectProblem, useHarness } from '../../harness/harness.js';
 import { uuidToBase58 } from '../../../src/platform/http/ids.js';
 import { category, edition, offer, organiser, transition } from './helpers.js';
 import { startImageServer, type ImageServer } from './image-server.js';
 
-let h: Harness;
-let t: TestTenant;
 let ed: any;
 let hostA: any;
 let hostB: any;
 let img: ImageServer;
 
+const { h, t } = useHarness();
 beforeAll(async () => {
-  h = await startHarness();
-  t = await h.tenant();
   ed = await edition(t, { name: 'Sommer', alias: 'sommer' });
   hostA = await organiser(t, 'Verein A');
   hostB = await organiser(t, 'Verein B');
@@ -25,7 +22,6 @@ beforeAll(async () => {
 afterAll(async () => {
   delete process.env.MEDIA_FETCH_ALLOW_HOSTS;
   await img.close();
-  await h.close();
 });
 
 describe('POST /offers', () => {

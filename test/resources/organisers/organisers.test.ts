@@ -1,16 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectProblem, startHarness, type Harness, type TestTenant } from '../../harness/harness.js';
+import { describe, expect, it } from 'vitest';
+import { expectProblem, useHarness } from '../../harness/harness.js';
 import { RULE_CODES } from '../../../src/domain/errors.js';
 import { uuidToBase58 } from '../../../src/platform/http/ids.js';
 
-let h: Harness;
-let t: TestTenant;
-
-beforeAll(async () => {
-  h = await startHarness();
-  t = await h.tenant();
-});
-afterAll(() => h.close());
+const { h, t } = useHarness();
 
 const full = {
   name: 'Jugendzentrum Süd',

@@ -1,19 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectProblem, startHarness, type Harness, type TestTenant } from '../../harness/harness.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { expectProblem, useHarness, type TestTenant } from '../../harness/harness.js';
 import { executorOf } from '../../../src/platform/db/orm.js';
 import { qualified, sql } from '../../../src/platform/db/sql.js';
 import { newUuid, uuidToBase58 } from '../../../src/platform/http/ids.js';
 
-let h: Harness;
-let t: TestTenant;
 let family: any;
 
+const { h, t } = useHarness();
 beforeAll(async () => {
-  h = await startHarness();
-  t = await h.tenant();
   family = (await t.post('/accounts', { email: 'Familie.Huber@example.org', firstname: 'Hanna', lastname: 'Huber' })).body;
 });
-afterAll(() => h.close());
 
 const TS = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d\d:\d\d$/;
 

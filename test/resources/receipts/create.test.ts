@@ -1,6 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { DateTime } from 'luxon';
-import { expectProblem, startHarness, type Harness, type TestTenant } from '../../harness/harness.js';
+import { expectProblem, useHarness, type TestTenant } from '../../harness/harness.js';
 import { uuidToBase58 } from '../../../src/platform/http/ids.js';
 import { create as createOrganiser } from '../../factories/organiser.factory.js';
 import { outbox } from '../attendances/helpers.js';
@@ -9,15 +9,9 @@ import {
 } from '../money/helpers.js';
 
 // POST /receipts, GET /receipts, GET /receipts/{uuid} (D8, D10 "Money").
-let h: Harness;
-let t: TestTenant;
 const year = () => DateTime.now().setZone('Europe/Berlin').year;
 
-beforeAll(async () => {
-  h = await startHarness();
-  t = await h.tenant();
-});
-afterAll(() => h.close());
+const { h, t } = useHarness();
 
 describe('POST /receipts', () => {
   it('refuses a paidAt in the future with 422 (issue 13), takes one in the past or now', async () => {

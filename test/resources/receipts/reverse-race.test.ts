@@ -1,29 +1,19 @@
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { startHarness, type Harness, type TestResponse, type TestTenant } from '../../harness/harness.js';
+import { pgClient as client, useHarness, type TestResponse } from '../../harness/harness.js';
 import { applyFor, createAccount, createEdition, createOffer, getOk, ledgerOfAccount, pay } from '../money/helpers.js';
 
 // Issue 13 item 4 (the reversal's part): a receipt reversal took the lock of a further offer while holding
 // other offers and the receipt's row, out of uuid order, so it could deadlock with a transfer (a 5xx). Every
 // offer lock is now taken first, in uuid order. The race is staged with two extra connections holding
 // the locks a transfer holds, in the order a transfer takes them (offers, then the receipt's row).
-let h: Harness;
-let t: TestTenant;
 let schema: string;
 
+const { h, t } = useHarness();
 beforeAll(async () => {
-  h = await startHarness();
-  t = await h.tenant();
   schema = t.tenant.schema;
 });
-afterAll(() => h.close());
-
-async function client(): Promise<pg.Client> {
-  const c = new pg.Client({ connectionString: inject('databaseUrl') });
-  await c.connect();
-  return c;
-}
 
 /** Waits until `n` backends of this database wait for a lock. */
 async function waitersAtLeast(probe: pg.Client, n: number): Promise<void> {

@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectProblem, startHarness, type Harness, type TestTenant } from '../../harness/harness.js';
+import { describe, expect, it } from 'vitest';
+import { expectProblem, useHarness } from '../../harness/harness.js';
 import { uuidToBase58 } from '../../../src/platform/http/ids.js';
 import { create as createOrganiser } from '../../factories/organiser.factory.js';
 import { outbox } from '../attendances/helpers.js';
@@ -10,14 +10,8 @@ import {
 
 // POST /receipts/{uuid}/reverse (D8, D10 "Money"): 200 with the original receipt showing its reversal; body
 // `{items?, withdraw?, notify?}` optional.
-let h: Harness;
-let t: TestTenant;
 
-beforeAll(async () => {
-  h = await startHarness();
-  t = await h.tenant();
-});
-afterAll(() => h.close());
+const { h, t } = useHarness();
 
 describe('reversal', () => {
   it('makes a reversal receipt with negated items; the application is unpaid and due again (an open payment)', async () => {

@@ -1,6 +1,6 @@
 import { PgBoss } from 'pg-boss';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { startHarness, type Harness, type TestTenant } from '../../harness/harness.js';
+import { afterAll, describe, expect, inject, it } from 'vitest';
+import { useHarness } from '../../harness/harness.js';
 import { tenantJobHandlers } from '../../../src/jobs.js';
 import { executorOf } from '../../../src/platform/db/orm.js';
 import { qualified, sql } from '../../../src/platform/db/sql.js';
@@ -16,8 +16,6 @@ import { apply, createParticipant, offerEndedWeeksAgo, participantRow } from './
 // (and their workers) never meet ours.
 
 const silent = createLogger('silent');
-let h: Harness;
-let t: TestTenant;
 const bosses: PgBoss[] = [];
 
 async function startBoss(schema: string): Promise<PgBoss> {
@@ -39,13 +37,9 @@ async function waitForState(boss: PgBoss, queue: string, id: string, states: str
   }
 }
 
-beforeAll(async () => {
-  h = await startHarness();
-  t = await h.tenant();
-});
+const { h, t } = useHarness();
 afterAll(async () => {
   for (const boss of bosses) await boss.stop({ graceful: false, timeout: 5_000 } as never);
-  await h.close();
 });
 
 describe('the retention job on pg-boss', () => {

@@ -1,5 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { expectProblem, startHarness, type Harness, type TestTenant } from '../../harness/harness.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { expectProblem, useHarness } from '../../harness/harness.js';
 import { executorOf } from '../../../src/platform/db/orm.js';
 import { qualified, sql } from '../../../src/platform/db/sql.js';
 import { ageAtOffer, pseudonymFor } from '../../../src/domain/retention.js';
@@ -12,8 +12,6 @@ import {
 // Retention (D2 retentionWeeks = 12 by default, D9; docs/decisions.md "Retention") through the real database and
 // the real endpoints: who is pseudonymised, what applications, participants, accounts and receipts show after.
 
-let h: Harness;
-let t: TestTenant;
 const DOB = '2016-05-23';
 
 // The scenario, built once (see beforeAll).
@@ -26,9 +24,8 @@ let dry: RetentionResult;
 let first: RetentionResult;
 let before: string;
 
+const { h, t } = useHarness();
 beforeAll(async () => {
-  h = await startHarness();
-  t = await h.tenant();
   const edition = (await createEdition(t, { procedure: 'firstcome' })).uuid;
   old = await offerEndedWeeksAgo(t, 13, edition);
   old2 = await offerEndedWeeksAgo(t, 40, edition);
@@ -91,7 +88,6 @@ beforeAll(async () => {
   expect(await lastWrites(h, t)).toBe(before);
   first = await runRetention(t.context(), { batchSize: 3 });
 });
-afterAll(() => h.close());
 
 const gone = ['a', 'd1', 'r', 'recurring', 'noDates', 'payer', 'idleOld'];
 const kept = ['d2', 'recent', 'mixed', 'idleNew'];

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { startHarness, expectProblem, type Harness, type TestTenant } from '../../harness/harness.js';
+import { useHarness, expectProblem, type TestTenant } from '../../harness/harness.js';
 import { startReceiver, type Receiver } from '../../harness/webhook-receiver.js';
 import { executorOf } from '../../../src/platform/db/orm.js';
 import { qualified, sql } from '../../../src/platform/db/sql.js';
@@ -15,18 +15,16 @@ import { createAccount, createEdition, createOffer, createParticipant } from '..
 // Events become visible once every older writing transaction of the database cluster has ended: on a machine
 // shared with other suites that can take a while, so these tests wait longer than the default.
 vi.setConfig({ testTimeout: 120_000 });
-let h: Harness;
 const receivers: Receiver[] = [];
 const FAST = { baseMs: 30, capMs: 200, disableAfterMs: 24 * 3_600_000 };
 
-beforeAll(async () => {
+beforeAll(() => {
   process.env.WEBHOOK_ALLOW_HOSTS = '127.0.0.1,localhost';
-  h = await startHarness();
 });
+const { h } = useHarness({ tenant: false });
 afterAll(async () => {
   delete process.env.WEBHOOK_ALLOW_HOSTS;
   for (const r of receivers) await r.close();
-  await h.close();
 });
 
 async function receiver(host?: string): Promise<Receiver> {

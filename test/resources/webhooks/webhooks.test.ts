@@ -1,26 +1,22 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Writable } from 'node:stream';
-import { expectProblem, startHarness, type Harness, type TestTenant } from '../../harness/harness.js';
+import { expectProblem, useHarness } from '../../harness/harness.js';
 import { uuidToBase58 } from '../../../src/platform/http/ids.js';
 import { RULE_CODES } from '../../../src/domain/errors.js';
 import { createLogger } from '../../../src/platform/logging/logger.js';
 
 // Issue 14: webhook subscriptions, admin only, with the conventions of every resource (problem+json, UUID or
 // base58 ids, PATCH of the keys sent). The signing secret is shown at creation and rotation only.
-let h: Harness;
-let t: TestTenant;
 let log = '';
 const PUBLIC = 'https://93.184.215.14/hooks';
 
-beforeAll(async () => {
+beforeAll(() => {
   process.env.WEBHOOK_ALLOW_HOSTS = '127.0.0.2';
-  h = await startHarness({ log: createLogger('trace', new Writable({ write(c, _e, cb) { log += String(c); cb(); } })) });
-  t = await h.tenant();
 });
-afterAll(async () => {
+afterAll(() => {
   delete process.env.WEBHOOK_ALLOW_HOSTS;
-  await h.close();
 });
+const { h, t } = useHarness({ log: createLogger('trace', new Writable({ write(c, _e, cb) { log += String(c); cb(); } })) });
 
 describe('/webhooks', () => {
   it('creates a subscription and shows its secret once: never in GET, lists, PATCH or the log', async () => {
