@@ -40,6 +40,14 @@ export function tablesOf(schema: string): (table: TenantTable) => RawBuilder<unk
   return (table) => sql.table(`${schema}.${table}`);
 }
 
+/**
+ * `any($1::uuid[])` (or text[]): the right side of `=` for a list of values in a typed query, one parameter
+ * however long the list, as the raw statements write it: `.where('uuid', '=', anyOf(ids))`.
+ */
+export function anyOf<T extends string>(values: readonly T[], type: 'uuid' | 'text' = 'uuid'): RawBuilder<T> {
+  return sql<T>`any(${values}::${sql.raw(type)}[])`;
+}
+
 /** One table of one schema for raw SQL; prefer `tablesOf`, which accepts only existing tenant tables. */
 export function qualified(schema: string, table: string) {
   return sql.table(`${assertSchemaName(schema)}.${table}`);
