@@ -116,8 +116,36 @@ function difference(file: string, text: string): string | null {
   }
 }
 
+async function reachable(url: string): Promise<boolean> {
+  const c = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2_000 });
+  try {
+    await c.connect();
+    await c.end();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * The text, from the machine's PostgreSQL or, where none answers (a fresh machine), from the embedded one the
+ * tests fall back to as well (test/harness/global-setup.ts: same folder and port, reused while it runs).
+ */
+async function generateAnywhere(): Promise<string> {
+  const server = process.env.TEST_PG_URL || DEFAULT_SERVER;
+  if (await reachable(server)) return generateSchemaTypes(server);
+  process.stderr.write(`no PostgreSQL at ${server.replace(/\/\/.*@/, '//')}: starting the embedded one\n`);
+  const { startEmbeddedPostgres } = await import('../src/platform/db/embedded.js');
+  const embedded = await startEmbeddedPostgres({ dataDir: '.data/test', port: 54330, database: 'postgres' });
+  try {
+    return await generateSchemaTypes(embedded.url);
+  } finally {
+    await embedded.stop();
+  }
+}
+
 async function main(args: string[]): Promise<number> {
-  const text = await generateSchemaTypes();
+  const text = await generateAnywhere();
   if (args.includes('--stdout')) {
     process.stdout.write(text);
   } else if (args.includes('--check')) {
@@ -136,5 +164,7 @@ async function main(args: string[]): Promise<number> {
 }
 
 if (path.resolve(process.argv[1] ?? '') === path.resolve(import.meta.filename)) {
-  process.exitCode = await main(process.argv.slice(2));
+  // An explicit exit: the embedded PostgreSQL package's `beforeExit` hook would otherwise turn a failed check's
+  // exit code into 0.
+  process.exit(await main(process.argv.slice(2)));
 }

@@ -1,8 +1,8 @@
 import { sql, type RawBuilder, type Kysely } from 'kysely';
 import type { ControlDB, TenantDB } from './schema.generated.js';
 
-// Tables are typed from the migrated schema (schema.generated.ts, `npm run db:types`; CI fails when it is stale),
-// so a renamed column or table breaks the build. Tenant tables live in one schema per tenant and are named
+// Tables are typed from the migrated schema (schema.generated.ts, `npm run db:types`; CI fails while it is
+// stale), so a renamed column or table breaks the build. Tenant tables live in one schema per tenant and are named
 // without it in the types: a typed query qualifies them with `inSchema(db, schema)` (kysely's `withSchema`,
 // which also qualifies joined tables and subqueries). Raw SQL is not schema-aware (stack notes): a `sql`
 // template names its tables through `tablesOf(schema)`, which quotes the tenant's schema and the table and
