@@ -3,7 +3,9 @@ import { spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { DummyDriver, Kysely, PostgresAdapter, PostgresIntrospector, PostgresQueryCompiler } from 'kysely';
 import { generateSchemaTypes, OUT } from '../../../scripts/db-types.js';
+import { anyOf, inSchema, sql, tablesOf, type ControlDB } from '../../../src/platform/db/sql.js';
 
 // Issue 15: the database types are generated from the migrated schema (`npm run db:types`) and CI fails while
 // the checked-in file is stale (`npm run db:types:check`), so a renamed column breaks the build.
@@ -38,4 +40,34 @@ describe('database types (scripts/db-types.ts)', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   }, 60_000);
+});
+
+describe('typed tenant queries (src/platform/db/sql.ts)', () => {
+  const db = new Kysely<ControlDB>({
+    dialect: {
+      createAdapter: () => new PostgresAdapter(),
+      createDriver: () => new DummyDriver(),
+      createIntrospector: (k) => new PostgresIntrospector(k),
+      createQueryCompiler: () => new PostgresQueryCompiler(),
+    },
+  });
+
+  it('inSchema qualifies every table, joined and in subqueries, and leaves aliases alone', () => {
+    const q = inSchema(db, 't_demo').selectFrom('offers as o').innerJoin('editions', 'editions.uuid', 'o.edition_uuid')
+      .select(['o.uuid', 'editions.name'])
+      .where('o.uuid', 'in', (eb) => eb.selectFrom('attendances').select('offer_uuid').where('participant_uuid', '=', anyOf(['x'])))
+      .compile();
+    expect(q.sql).toBe('select "o"."uuid", "t_demo"."editions"."name" from "t_demo"."offers" as "o" '
+      + 'inner join "t_demo"."editions" on "t_demo"."editions"."uuid" = "o"."edition_uuid" '
+      + 'where "o"."uuid" in (select "offer_uuid" from "t_demo"."attendances" where "participant_uuid" = any($1::uuid[]))');
+    expect(q.parameters).toEqual([['x']]);
+  });
+
+  it('tablesOf names only existing tables of a valid schema', () => {
+    const t = tablesOf('t_demo');
+    expect(sql`select 1 from ${t('outbox')}`.compile(db).sql).toBe('select 1 from "t_demo"."outbox"');
+    // @ts-expect-error: no such table, a build error
+    t('outboxes');
+    expect(() => tablesOf('t_demo"; drop')).toThrow('invalid schema name');
+  });
 });
