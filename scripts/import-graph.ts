@@ -2,7 +2,7 @@ import { cruise, type IModule } from 'dependency-cruiser';
 
 // `npm run lint:deps`: the import rules (.dependency-cruiser.cjs) and one check dependency-cruiser has no rule
 // for: no cycle between folders (each resource, each engine, the platform, the domain). With `--sizes` it also
-// prints the source files over the limit of 350 lines. Exit 1 on any violation.
+// prints the source files over the limit of 350 lines (generated files aside). Exit 1 on any violation.
 
 const MAX_LINES = 350;
 
@@ -66,7 +66,8 @@ async function main() {
   if (process.argv.includes('--sizes')) {
     const { readFileSync } = await import('node:fs');
     for (const m of output.modules) {
-      if (!m.source.startsWith('src/')) continue;
+      // Generated files (npm run db:types) are read by the compiler, not by people.
+      if (!m.source.startsWith('src/') || m.source.endsWith('.generated.ts')) continue;
       const lines = readFileSync(m.source, 'utf8').split('\n').length - 1;
       if (lines > MAX_LINES) { failed = true; console.error(`over ${MAX_LINES} lines: ${m.source} (${lines})`); }
     }

@@ -2,7 +2,8 @@ import { QUEUES, type TenantJobHandlers } from './platform/jobs/queue.js';
 import { runAllocationJob, runCommitJob } from './engines/allocation/index.js';
 import { runRefillJob } from './engines/participant-list/index.js';
 import { runRetentionJob } from './resources/retention/service.js';
-import { tenantsWithDueWebhooks, webhookDeliverHandler } from './resources/webhooks/delivery.js';
+import { webhookDeliverHandler } from './resources/webhooks/delivery.js';
+import { tenantsWithDueWebhooks } from './resources/webhooks/due.js';
 import type { TenantSweeps } from './platform/jobs/workers.js';
 
 // Every resource's background job (D9), by queue, like src/router.ts for the procedures. The worker role

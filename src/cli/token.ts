@@ -27,12 +27,13 @@ export function parseExpires(value: string, now = new Date()): Date {
 
 /** An organiser of the tenant by alias, UUID or base58 id. */
 async function findOrganiser(db: Executor, schema: string, ref: string): Promise<string | null> {
-  const { qualified, sql } = await import('../platform/db/sql.js');
+  const { inSchema, sql } = await import('../platform/db/sql.js');
   const id = parseId(ref);
-  const byId = id ? sql` or uuid = ${id}::uuid` : sql``;
-  const res = await sql<{ uuid: string }>`select uuid from ${qualified(schema, 'organisers')}
-    where alias = ${ref.toLowerCase()}${byId} order by (uuid = ${id ?? null}::uuid) desc nulls last limit 1`.execute(db);
-  return res.rows[0]?.uuid ?? null;
+  const row = await inSchema(db, schema).selectFrom('organisers').select('uuid')
+    .where((eb) => (id ? eb.or([eb('alias', '=', ref.toLowerCase()), eb('uuid', '=', id)]) : eb('alias', '=', ref.toLowerCase())))
+    .orderBy(sql`(uuid = ${id ?? null}::uuid)`, (ob) => ob.desc().nullsLast()).limit(1)
+    .executeTakeFirst();
+  return row?.uuid ?? null;
 }
 
 async function issue(args: string[]): Promise<void> {

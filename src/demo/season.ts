@@ -1,7 +1,7 @@
 import { slugify } from '../domain/alias.js';
 import type { ServiceContext } from '../platform/context.js';
-import { dbOf } from '../platform/context.js';
-import { qualified, sql } from '../platform/db/sql.js';
+import { sql } from '../platform/db/sql.js';
+import { tenantDb } from '../platform/db/tenant.js';
 import { QUEUES, type JobSender } from '../platform/jobs/queue.js';
 import type { TenantJobData } from '../platform/jobs/queue.js';
 import { allocateEditionInput, commitEditionInput } from '../resources/editions/schema.js';
@@ -36,11 +36,10 @@ function inlineJobs(): { sender: JobSender; sent: { name: string; data: TenantJo
 }
 
 async function children(ctx: ServiceContext): Promise<Child[]> {
-  const res = await sql<Child>`select p.uuid, p.account_uuid as account
-    from ${qualified(ctx.tenant.schema, 'participants')} p
-    join ${qualified(ctx.tenant.schema, 'accounts')} a on a.uuid = p.account_uuid
-    order by a.email, p.date_of_birth, p.uuid`.execute(dbOf(ctx.em));
-  return res.rows;
+  return tenantDb(ctx).selectFrom('participants as p').innerJoin('accounts as a', 'a.uuid', 'p.account_uuid')
+    .select(['p.uuid', 'p.account_uuid as account'])
+    .orderBy('a.email').orderBy('p.date_of_birth').orderBy('p.uuid')
+    .$narrowType<Child>().execute();
 }
 
 /** The first transition from the state it was applied in, by outcome. */
@@ -106,9 +105,10 @@ async function autumn(ctx: ServiceContext, edition: string, offers: string[], ki
 
 async function money(ctx: ServiceContext, byAccount: Map<string, string[]>, counts: SeasonCounts) {
   // Fees are due for confirmed, committed applications with a fee (D10 `payable`).
-  const due = await sql<{ uuid: string; fee: number }>`select uuid, fee from ${qualified(ctx.tenant.schema, 'attendances')}
-    where status = 'confirmed' and not held_back and fee > 0`.execute(dbOf(ctx.em));
-  const fees = new Map(due.rows.map((r) => [r.uuid, r.fee]));
+  const due = await tenantDb(ctx).selectFrom('attendances').select(['uuid', 'fee'])
+    .where('status', '=', 'confirmed').where('held_back', '=', false).where('fee', '>', 0)
+    .$narrowType<{ fee: number }>().execute();
+  const fees = new Map(due.map((r) => [r.uuid, r.fee]));
   const families = [...byAccount.values()].map((ids) => ids.filter((id) => fees.has(id))).filter((ids) => ids.length > 0);
   const receipts: string[] = [];
   for (const [i, ids] of families.slice(0, 6).entries()) {
@@ -128,8 +128,8 @@ async function money(ctx: ServiceContext, byAccount: Map<string, string[]>, coun
 /** The season, once: only while the tenant has no application at all. */
 export async function season(ctx: ServiceContext, refs: { summerOffers: Map<string, string>; autumnEdition: string; autumnOffers: string[] }): Promise<SeasonCounts> {
   const counts: SeasonCounts = { attendances: 0, allocations: 0, receipts: 0, reversals: 0 };
-  const any = await sql<{ any: boolean }>`select exists (select 1 from ${qualified(ctx.tenant.schema, 'attendances')}) as any`.execute(dbOf(ctx.em));
-  if (any.rows[0]?.any) return counts;
+  const any = await tenantDb(ctx).selectNoFrom((eb) => eb.exists(eb.selectFrom('attendances').select(sql`1`.as('one'))).as('any')).executeTakeFirst();
+  if (any?.any) return counts;
   const kids = await children(ctx);
   if (kids.length === 0) return counts;
   const byAccount = await summer(ctx, refs.summerOffers, kids, counts);

@@ -4,7 +4,8 @@ import type { Actor, ServiceContext } from '../platform/context.js';
 import { dbOf } from '../platform/context.js';
 import type { Orm } from '../platform/db/orm.js';
 import { executorOf } from '../platform/db/orm.js';
-import { qualified, sql } from '../platform/db/sql.js';
+import { sql, tablesOf, type TenantTable } from '../platform/db/sql.js';
+import { tenantDb } from '../platform/db/tenant.js';
 import { ZONE } from '../platform/http/dates.js';
 import { createLogger, type Logger } from '../platform/logging/logger.js';
 import { loadTenants } from '../platform/tenancy/registry.js';
@@ -167,9 +168,10 @@ const TRANSITIONS: Record<DemoState, string[]> = {
   cancelled: ['publish', 'cancel'],
 };
 
-async function existing(ctx: ServiceContext, table: string, column: 'alias' | 'email'): Promise<Map<string, string>> {
+async function existing(ctx: ServiceContext, table: TenantTable, column: 'alias' | 'email'): Promise<Map<string, string>> {
+  // Raw: one statement for whichever table and key column.
   const res = await sql<{ uuid: string; key: string }>`
-    select uuid, ${sql.ref(column)} as key from ${qualified(ctx.tenant.schema, table)}`.execute(dbOf(ctx.em));
+    select uuid, ${sql.ref(column)} as key from ${tablesOf(ctx.tenant.schema)(table)}`.execute(dbOf(ctx.em));
   return new Map(res.rows.map((r) => [column === 'email' ? r.key.toLowerCase() : r.key, r.uuid]));
 }
 
@@ -288,8 +290,8 @@ export async function seedDemo(orm: Orm, slug: string, log: Logger = silent): Pr
 export async function seedDemoIfEmpty(orm: Orm, slug: string, log: Logger): Promise<void> {
   const started = Date.now();
   const counts = await underSeedLock(orm, slug, log, async (ctx) => {
-    const res = await sql<{ any: boolean }>`select exists (select 1 from ${qualified(ctx.tenant.schema, 'offers')}) as any`.execute(dbOf(ctx.em));
-    return res.rows[0]?.any ? null : fill(ctx);
+    const res = await tenantDb(ctx).selectNoFrom((eb) => eb.exists(eb.selectFrom('offers').select(sql`1`.as('one'))).as('any')).executeTakeFirst();
+    return res?.any ? null : fill(ctx);
   });
   if (counts) log.info({ tenant: slug, ...counts, ms: Date.now() - started }, 'seeded the demo municipality');
 }

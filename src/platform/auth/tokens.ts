@@ -1,7 +1,8 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import bs58 from 'bs58';
 import { base58ToUuid, newUuid, uuidToBase58 } from '../http/ids.js';
-import { qualified, sql, type Executor } from '../db/sql.js';
+import type { Selectable } from 'kysely';
+import { inSchema, sql, tablesOf, type Executor, type TenantDB } from '../db/sql.js';
 import { prepared } from '../db/prepared.js';
 
 // D3: opaque tokens with a recognisable prefix, stored only as a hash, compared in constant time.
@@ -33,6 +34,9 @@ export type TokenRecord = {
   revokedAt: string | null;
 };
 
+/** The `api_tokens` text columns with a check constraint, narrowed to their values. */
+type TokenRow = { role: TokenRole; access: TokenAccess; owner_kind: 'person' | 'service' };
+
 function hashSecret(secret: string): Buffer {
   return createHash('sha256').update(secret).digest();
 }
@@ -54,13 +58,11 @@ export function splitToken(token: string): { uuid: string; secret: string } | nu
 export async function verifyToken(db: Executor, schema: string, token: string, now = new Date()): Promise<Actor | null> {
   const parts = splitToken(token);
   if (!parts) return null;
-  // Every request with a token runs this: a named statement (platform/db/prepared.ts).
-  const res = await prepared(sql<{
-    uuid: string; name: string; role: TokenRole; access: TokenAccess; owner_kind: 'person' | 'service';
-    organiser_ids: string[] | string; secret_hash: Buffer; expired: boolean; revoked_at: string | null;
-  }>`select uuid, name, role, access, owner_kind, organiser_ids, secret_hash, revoked_at,
+  // Every request with a token runs this: a named statement (platform/db/prepared.ts), so it stays a raw template.
+  const res = await prepared(sql<Pick<Selectable<TenantDB['api_tokens']>, 'uuid' | 'name' | 'organiser_ids' | 'secret_hash' | 'revoked_at'> & TokenRow & { expired: boolean }>`
+     select uuid, name, role, access, owner_kind, organiser_ids, secret_hash, revoked_at,
        (expires_at is not null and expires_at <= ${now}::timestamptz) as expired
-     from ${qualified(schema, 'api_tokens')} where uuid = ${parts.uuid}`).execute(db);
+     from ${tablesOf(schema)('api_tokens')} where uuid = ${parts.uuid}`).execute(db);
   const row = res.rows[0];
   const presented = hashSecret(parts.secret);
   // Compare even when no row exists, so timing does not tell unknown ids from wrong secrets.
@@ -91,41 +93,44 @@ export async function insertToken(
   input: { name: string; role: TokenRole; access: TokenAccess; ownerKind: 'person' | 'service'; organiserIds: string[]; expiresAt: Date | null },
 ): Promise<{ uuid: string; token: string }> {
   const minted = mintToken();
-  await db.transaction().execute(async (tx) => {
+  await db.transaction().execute(async (trx) => {
+    const tx = inSchema(trx, schema);
     let userUuid: string | null = null;
     if (input.ownerKind === 'person') {
-      const existing = await sql<{ uuid: string }>`select uuid from ${qualified(schema, 'users')}
-        where name = ${input.name} and role = ${input.role} order by created_at limit 1 for update`.execute(tx);
-      userUuid = existing.rows[0]?.uuid ?? newUuid();
-      await sql`insert into ${qualified(schema, 'users')} (uuid, name, role, organiser_ids)
-        values (${userUuid}, ${input.name}, ${input.role}, ${input.organiserIds}::uuid[])
-        on conflict (uuid) do update set organiser_ids = (
-          select coalesce(array_agg(distinct o), '{}') from unnest(${qualified(schema, 'users')}.organiser_ids || excluded.organiser_ids) o)`.execute(tx);
+      const existing = await tx.selectFrom('users').select('uuid')
+        .where('name', '=', input.name).where('role', '=', input.role).orderBy('created_at').limit(1).forUpdate()
+        .executeTakeFirst();
+      userUuid = existing?.uuid ?? newUuid();
+      await tx.insertInto('users').values({ uuid: userUuid, name: input.name, role: input.role, organiser_ids: input.organiserIds })
+        .onConflict((oc) => oc.column('uuid').doUpdateSet((eb) => ({
+          organiser_ids: sql<string[]>`(select coalesce(array_agg(distinct o), '{}') from unnest(${eb.ref('users.organiser_ids')} || excluded.organiser_ids) o)`,
+        })))
+        .execute();
     }
-    await sql`insert into ${qualified(schema, 'api_tokens')}
-      (uuid, name, role, access, owner_kind, user_uuid, organiser_ids, secret_hash, expires_at)
-      values (${minted.uuid}, ${input.name}, ${input.role}, ${input.access}, ${input.ownerKind}, ${userUuid},
-        ${input.organiserIds}::uuid[], ${minted.secretHash}, ${input.expiresAt})`.execute(tx);
+    await tx.insertInto('api_tokens').values({
+      uuid: minted.uuid, name: input.name, role: input.role, access: input.access, owner_kind: input.ownerKind, user_uuid: userUuid,
+      organiser_ids: input.organiserIds, secret_hash: minted.secretHash, expires_at: input.expiresAt,
+    }).execute();
   });
   return { uuid: minted.uuid, token: minted.token };
 }
 
 export async function listTokens(db: Executor, schema: string): Promise<TokenRecord[]> {
-  const res = await sql<{
-    uuid: string; name: string; role: TokenRole; access: TokenAccess; owner_kind: 'person' | 'service';
-    organiser_ids: string[] | string; created_at: string; expires_at: string | null; revoked_at: string | null;
-  }>`select uuid, name, role, access, owner_kind, organiser_ids, created_at, expires_at, revoked_at
-     from ${qualified(schema, 'api_tokens')} order by created_at, uuid`.execute(db);
-  return res.rows.map((r) => ({
+  const rows = await inSchema(db, schema).selectFrom('api_tokens')
+    .select(['uuid', 'name', 'role', 'access', 'owner_kind', 'organiser_ids', 'created_at', 'expires_at', 'revoked_at'])
+    .orderBy('created_at').orderBy('uuid')
+    .$narrowType<TokenRow>().execute();
+  return rows.map((r) => ({
     uuid: r.uuid, name: r.name, role: r.role, access: r.access, ownerKind: r.owner_kind,
     organiserIds: parsePgArray(r.organiser_ids), createdAt: r.created_at, expiresAt: r.expires_at, revokedAt: r.revoked_at,
   }));
 }
 
 export async function revokeToken(db: Executor, schema: string, uuid: string): Promise<boolean> {
-  const res = await sql`update ${qualified(schema, 'api_tokens')} set revoked_at = coalesce(revoked_at, now())
-    where uuid = ${uuid}`.execute(db);
-  return Number(res.numAffectedRows ?? 0) > 0;
+  const res = await inSchema(db, schema).updateTable('api_tokens')
+    .set({ revoked_at: sql`coalesce(revoked_at, now())` })
+    .where('uuid', '=', uuid).executeTakeFirst();
+  return Number(res.numUpdatedRows) > 0;
 }
 
 /** MikroORM's pg setup may hand arrays back as `{a,b}` text. */

@@ -1,5 +1,5 @@
 import bs58 from 'bs58';
-import { qualified, sql, type Executor } from '../db/sql.js';
+import { inSchema, sql, tablesOf, type Executor } from '../db/sql.js';
 import { formatTimestamp } from '../http/dates.js';
 import { newUuid } from '../http/ids.js';
 import { badRequest } from '../http/problem.js';
@@ -63,12 +63,14 @@ export async function recordEvents(ctx: EventContext, db: Executor, events: read
   if (events.length === 0) return [];
   const ids = events.map(() => newUuid());
   // The same statement tells whether the tenant has an enabled webhook (no extra round trip on the hot path);
-  // only then is its delivery job written, in the same transaction (issue 14, src/resources/webhooks).
+  // only then is its delivery job written, in the same transaction (issue 14, src/resources/webhooks). Raw: a
+  // data-modifying CTE over `unnest(arrays)`, one statement of one size for one event or thousands.
+  const t = tablesOf(ctx.tenant.schema);
   const res = await sql<{ subscribed: boolean }>`with written as (
-      insert into ${qualified(ctx.tenant.schema, 'event')} (uuid, type, data)
+      insert into ${t('event')} (uuid, type, data)
       select * from unnest(${ids}::uuid[], ${events.map((e) => e.type)}::text[], ${events.map((e) => dataJson(e.data))}::jsonb[])
       returning 1)
-    select exists (select 1 from ${qualified(ctx.tenant.schema, 'webhooks')} where enabled) as subscribed`.execute(db);
+    select exists (select 1 from ${t('webhooks')} where enabled) as subscribed`.execute(db);
   if (res.rows[0]?.subscribed) await wakeWebhookDelivery(ctx, db);
   return ids;
 }
@@ -131,10 +133,11 @@ export async function readEvents(db: Executor, schema: string, opts: ReadEventsO
   const from = opts.after === null ? null : decodeCursor(opts.after);
   if (opts.after !== null && !from) throw badRequest('after: not a cursor of this feed; use the `next` of an earlier answer, or leave it out to start at the oldest event.');
   const types = opts.types && opts.types.length > 0 ? opts.types : null;
-  // Qualified names: a bare `id` in ORDER BY would be the text column of the output.
-  const res = await sql<{ id: string; uuid: string; type: EventType; occurredAt: Date; data: Record<string, unknown>; tx: string }>`
+  // Qualified names: a bare `id` in ORDER BY would be the text column of the output. Raw: keyset paging on a
+  // row value of (xid8, bigint) below the snapshot's horizon reads plainer as SQL than as builder calls.
+  const res = await sql<{ id: string; uuid: string; type: EventType; occurredAt: string; data: Record<string, unknown>; tx: string }>`
     select e.id::text as id, e.uuid, e.type, e.occurred_at as "occurredAt", e.data, e.tx::text as tx
-    from ${qualified(schema, 'event')} e
+    from ${tablesOf(schema)('event')} e
     where e.tx < pg_snapshot_xmin(pg_current_snapshot())
       ${from ? sql`and (e.tx, e.id) > (${from.tx}::xid8, ${from.id}::bigint)` : sql``}
       ${types ? sql`and e.type = any(${types}::text[])` : sql``}
@@ -150,14 +153,17 @@ export async function readEvents(db: Executor, schema: string, opts: ReadEventsO
 
 /** One event by its uuid (committed, so visible; the feed's ordering rule does not matter here), or null. */
 export async function readEvent(db: Executor, schema: string, uuid: string): Promise<StoredEvent | null> {
-  const res = await sql<StoredEvent>`select e.id::text as id, e.uuid, e.type, e.occurred_at as "occurredAt", e.data
-    from ${qualified(schema, 'event')} e where e.uuid = ${uuid}::uuid`.execute(db);
-  const e = res.rows[0];
+  const e = await inSchema(db, schema).selectFrom('event as e')
+    .select([sql<string>`e.id::text`.as('id'), 'e.uuid', 'e.type', 'e.occurred_at as occurredAt', sql<Record<string, unknown>>`e.data`.as('data')])
+    .where('e.uuid', '=', uuid)
+    .$narrowType<{ type: EventType }>()
+    .executeTakeFirst();
   return e ? { ...e, occurredAt: new Date(e.occurredAt) } : null;
 }
 
 /** Deletes the events older than `days` (default 30); returns how many. The daily retention run calls it. */
 export async function purgeEvents(db: Executor, schema: string, days = EVENT_RETENTION_DAYS): Promise<number> {
-  const res = await sql`delete from ${qualified(schema, 'event')} where occurred_at < now() - make_interval(days => ${days})`.execute(db);
-  return Number(res.numAffectedRows ?? 0);
+  const res = await inSchema(db, schema).deleteFrom('event')
+    .where('occurred_at', '<', sql<string>`now() - make_interval(days => ${days})`).executeTakeFirst();
+  return Number(res.numDeletedRows);
 }

@@ -2,7 +2,7 @@ import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Request, Response } from 'express';
 import type { Logger } from '../logging/logger.js';
-import { qualified, sql, type Executor } from '../db/sql.js';
+import { inSchema, sql, type Executor, type TenantExecutor } from '../db/sql.js';
 import { badRequest, Problem } from './problem.js';
 
 // Idempotency-Key on every POST (issue 13; as Stripe and pretix do), once for every route:
@@ -24,13 +24,13 @@ const POLL_MS = 50;
 const REPLAYED_HEADERS = ['content-type', 'location', 'allow', 'www-authenticate'] as const;
 const KEY_RE = /^[\x21-\x7e]{1,255}$/;
 
-type Stored = { fingerprint: string; status: number | null; headers: Record<string, string>; body: string | null };
+/** Older than this a key is forgotten. */
+const expired = () => sql<string>`now() - make_interval(hours => ${IDEMPOTENCY_TTL_HOURS})`;
 
 /** Deletes every key older than the TTL in one tenant's schema (the daily retention job); returns how many. */
 export async function purgeIdempotencyKeys(db: Executor, schema: string): Promise<number> {
-  const res = await sql`delete from ${qualified(schema, 'idempotency_keys')}
-    where created_at < now() - make_interval(hours => ${IDEMPOTENCY_TTL_HOURS})`.execute(db);
-  return Number(res.numAffectedRows ?? 0);
+  const res = await inSchema(db, schema).deleteFrom('idempotency_keys').where('created_at', '<', expired()).executeTakeFirst();
+  return Number(res.numDeletedRows);
 }
 
 export function requestFingerprint(method: string, url: string, body: unknown): string {
@@ -49,24 +49,23 @@ export async function idempotency(
   if (req.method !== 'POST' || header === undefined || !opts.tokenId) return false;
   const key = Array.isArray(header) ? header[0] : header;
   if (!KEY_RE.test(key)) throw badRequest('Idempotency-Key: expected 1 to 255 visible ASCII characters, for example a UUID.');
-  const { db, schema, tokenId } = opts;
-  const table = qualified(schema, 'idempotency_keys');
+  const { tokenId } = opts;
+  const db = inSchema(opts.db, opts.schema);
   const fingerprint = requestFingerprint(req.method, req.url, req.body);
-  const ttl = sql`now() - make_interval(hours => ${IDEMPOTENCY_TTL_HOURS})`;
 
-  await sql`delete from ${table} where token_uuid = ${tokenId}::uuid and created_at < ${ttl}`.execute(db);
-  const claimed = await sql<{ key: string }>`insert into ${table} (token_uuid, key, fingerprint) values (${tokenId}::uuid, ${key}, ${fingerprint})
-    on conflict do nothing returning key`.execute(db);
-  if (claimed.rows.length > 0) {
-    record(res, { db, table, tokenId, key, log: opts.log });
+  await db.deleteFrom('idempotency_keys').where('token_uuid', '=', tokenId).where('created_at', '<', expired()).execute();
+  const claimed = await db.insertInto('idempotency_keys').values({ token_uuid: tokenId, key, fingerprint })
+    .onConflict((oc) => oc.doNothing()).returning('key').execute();
+  if (claimed.length > 0) {
+    record(res, { db, tokenId, key, log: opts.log });
     return false;
   }
 
   const deadline = Date.now() + WAIT_MS;
   for (;;) {
-    const found = await sql<Stored>`select fingerprint, status, headers, body from ${table}
-      where token_uuid = ${tokenId}::uuid and key = ${key} and created_at >= ${ttl}`.execute(db);
-    const row = found.rows[0];
+    const row = await db.selectFrom('idempotency_keys').select(['fingerprint', 'status', 'headers', 'body'])
+      .where('token_uuid', '=', tokenId).where('key', '=', key).where('created_at', '>=', expired())
+      .$narrowType<{ headers: Record<string, string> }>().executeTakeFirst();
     if (!row) {
       // Released (the first answer was a 5xx) or expired meanwhile: claim it now.
       return idempotency(req, res, opts);
@@ -90,7 +89,7 @@ export async function idempotency(
 }
 
 /** Stores the answer of the request that claimed the key when it is sent; a 5xx releases the key. */
-function record(res: Response, o: { db: Executor; table: ReturnType<typeof qualified>; tokenId: string; key: string; log: Logger }): void {
+function record(res: Response, o: { db: TenantExecutor; tokenId: string; key: string; log: Logger }): void {
   const end = res.end.bind(res) as (...args: unknown[]) => Response;
   let done = false;
   (res as { end: unknown }).end = (...args: unknown[]) => {
@@ -105,10 +104,10 @@ function record(res: Response, o: { db: Executor; table: ReturnType<typeof quali
         if (v !== undefined) headers[h] = String(v);
       }
       const write = status >= 500
-        ? sql`delete from ${o.table} where token_uuid = ${o.tokenId}::uuid and key = ${o.key}`
-        : sql`update ${o.table} set status = ${status}, headers = ${JSON.stringify(headers)}::jsonb, body = ${body}, completed_at = now()
-            where token_uuid = ${o.tokenId}::uuid and key = ${o.key}`;
-      write.execute(o.db).catch((err: unknown) => o.log.error({ err }, 'idempotency: could not record the answer'));
+        ? o.db.deleteFrom('idempotency_keys').where('token_uuid', '=', o.tokenId).where('key', '=', o.key)
+        : o.db.updateTable('idempotency_keys').set({ status, headers: JSON.stringify(headers), body, completed_at: sql`now()` })
+          .where('token_uuid', '=', o.tokenId).where('key', '=', o.key);
+      write.execute().catch((err: unknown) => o.log.error({ err }, 'idempotency: could not record the answer'));
     }
     return end(...args);
   };
@@ -116,7 +115,7 @@ function record(res: Response, o: { db: Executor; table: ReturnType<typeof quali
   res.on('close', () => {
     if (done) return;
     done = true;
-    sql`delete from ${o.table} where token_uuid = ${o.tokenId}::uuid and key = ${o.key} and status is null`
-      .execute(o.db).catch((err: unknown) => o.log.error({ err }, 'idempotency: could not release the key'));
+    o.db.deleteFrom('idempotency_keys').where('token_uuid', '=', o.tokenId).where('key', '=', o.key).where('status', 'is', null)
+      .execute().catch((err: unknown) => o.log.error({ err }, 'idempotency: could not release the key'));
   });
 }

@@ -1,5 +1,5 @@
 import { afterFailure, DEFAULT_RETRY, type RetryPolicy } from '../../domain/mail-retry.js';
-import { qualified, sql, unionAll, type Executor } from '../db/sql.js';
+import { inSchema, sql, tablesOf, unionAll, type Executor } from '../db/sql.js';
 import { newUuid } from '../http/ids.js';
 import { scrubText } from '../logging/logger.js';
 import { QUEUES, type JobSender } from '../jobs/queue.js';
@@ -34,7 +34,8 @@ export async function queueMail(ctx: MailContext, db: Executor, mail: QueuedMail
 export async function queueMails(ctx: MailContext, db: Executor, mails: QueuedMail[]): Promise<string[]> {
   if (mails.length === 0) return [];
   const ids = mails.map(() => newUuid());
-  await sql`insert into ${qualified(ctx.tenant.schema, 'outbox')} (uuid, kind, recipient, subject, body, payload)
+  // Raw: one `insert … select from unnest(arrays)` keeps the statement the same size for one mail or thousands.
+  await sql`insert into ${tablesOf(ctx.tenant.schema)('outbox')} (uuid, kind, recipient, subject, body, payload)
     select * from unnest(${ids}::uuid[], ${mails.map((m) => m.kind)}::text[], ${mails.map((m) => m.recipient)}::text[],
       ${mails.map((m) => m.subject)}::text[], ${mails.map((m) => m.body)}::text[], ${mails.map((m) => JSON.stringify(m.payload ?? {}))}::jsonb[])`.execute(db);
   await wakeMailSender(ctx, db);
@@ -76,34 +77,32 @@ type Claimed = { uuid: string; recipient: string; subject: string; body: string;
 
 /** Leases up to `limit` due rows to this worker and counts the attempt; rows in `tried` are left for later. */
 async function claimDue(db: Executor, schema: string, limit: number, leaseSeconds: number, tried: string[]): Promise<Claimed[]> {
-  const outbox = qualified(schema, 'outbox');
-  const res = await sql<Claimed>`
-    update ${outbox} o set lease_until = now() + make_interval(secs => ${leaseSeconds}), attempts = o.attempts + 1
-    where o.uuid in (
-      select uuid from ${outbox}
-      where sent_at is null and failed_at is null and next_attempt_at <= now() and (lease_until is null or lease_until < now())
-        and uuid <> all(${tried}::uuid[])
-      order by next_attempt_at, created_at limit ${limit}
-      for update skip locked)
-    returning o.uuid, o.recipient, o.subject, o.body, o.attempts`.execute(db);
-  return res.rows;
+  const tx = inSchema(db, schema);
+  return tx.updateTable('outbox as o')
+    .set((eb) => ({ lease_until: sql`now() + make_interval(secs => ${leaseSeconds})`, attempts: eb('o.attempts', '+', 1) }))
+    .where('o.uuid', 'in', tx.selectFrom('outbox').select('uuid')
+      .where('sent_at', 'is', null).where('failed_at', 'is', null).where('next_attempt_at', '<=', sql<string>`now()`)
+      .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', sql<string>`now()`)]))
+      .where(sql<boolean>`uuid <> all(${tried}::uuid[])`)
+      .orderBy('next_attempt_at').orderBy('created_at').limit(limit)
+      .forUpdate().skipLocked())
+    .returning(['o.uuid', 'o.recipient', 'o.subject', 'o.body', 'o.attempts'])
+    .execute();
 }
 
 async function markSent(db: Executor, schema: string, uuid: string): Promise<void> {
-  await sql`update ${qualified(schema, 'outbox')} set sent_at = now(), lease_until = null, last_error = null
-    where uuid = ${uuid}::uuid`.execute(db);
+  await inSchema(db, schema).updateTable('outbox').set({ sent_at: sql`now()`, lease_until: null, last_error: null })
+    .where('uuid', '=', uuid).execute();
 }
 
 async function markFailed(db: Executor, schema: string, row: Claimed, error: string, policy: RetryPolicy): Promise<boolean> {
   const next = afterFailure(row.attempts, policy);
+  const outbox = inSchema(db, schema).updateTable('outbox').where('uuid', '=', row.uuid);
   if (next.giveUp) {
-    await sql`update ${qualified(schema, 'outbox')} set failed_at = now(), lease_until = null, last_error = ${error}
-      where uuid = ${row.uuid}::uuid`.execute(db);
+    await outbox.set({ failed_at: sql`now()`, lease_until: null, last_error: error }).execute();
     return true;
   }
-  await sql`update ${qualified(schema, 'outbox')} set lease_until = null, last_error = ${error},
-      next_attempt_at = now() + make_interval(secs => ${next.delayMs / 1000})
-    where uuid = ${row.uuid}::uuid`.execute(db);
+  await outbox.set({ lease_until: null, last_error: error, next_attempt_at: sql`now() + make_interval(secs => ${next.delayMs / 1000})` }).execute();
   return false;
 }
 
@@ -162,10 +161,11 @@ export async function dispatchOutbox(db: Executor, tenant: Tenant, mailer: Maile
 
 /** When the tenant's next unsent mail may be tried (its backoff or its lease), or null when none waits. */
 export async function nextDue(db: Executor, schema: string): Promise<Date | null> {
-  const res = await sql<{ due: Date | null }>`
-    select min(greatest(next_attempt_at, coalesce(lease_until, next_attempt_at))) as due from ${qualified(schema, 'outbox')}
-    where sent_at is null and failed_at is null`.execute(db);
-  const due = res.rows[0]?.due;
+  const row = await inSchema(db, schema).selectFrom('outbox')
+    .select(sql<string | null>`min(greatest(next_attempt_at, coalesce(lease_until, next_attempt_at)))`.as('due'))
+    .where('sent_at', 'is', null).where('failed_at', 'is', null)
+    .executeTakeFirst();
+  const due = row?.due;
   return due ? new Date(due) : null;
 }
 
@@ -175,7 +175,7 @@ export async function nextDue(db: Executor, schema: string): Promise<Date | null
  */
 export async function tenantsWithDueMail(db: Executor, tenants: Pick<Tenant, 'slug' | 'schema'>[]): Promise<string[]> {
   const due = await unionAll<Pick<Tenant, 'slug' | 'schema'>, { slug: string }>(db, tenants, (t) => sql`select ${t.slug}::text as slug
-    where exists (select 1 from ${qualified(t.schema, 'outbox')}
+    where exists (select 1 from ${tablesOf(t.schema)('outbox')}
       where sent_at is null and failed_at is null and next_attempt_at <= now() and (lease_until is null or lease_until < now()))`);
   return due.map((r) => r.slug);
 }
@@ -183,30 +183,33 @@ export async function tenantsWithDueMail(db: Executor, tenants: Pick<Tenant, 'sl
 // ---- the operator's view (`cli mail list|retry`) -----------------------------------------------------
 
 export type OutboxEntry = {
-  uuid: string; kind: string; createdAt: Date; attempts: number; state: 'sent' | 'waiting' | 'failed';
-  sentAt: Date | null; nextAttemptAt: Date | null; lastError: string | null;
+  uuid: string; kind: string; createdAt: string; attempts: number; state: 'sent' | 'waiting' | 'failed';
+  sentAt: string | null; nextAttemptAt: string | null; lastError: string | null;
 };
 
 /** The tenant's mails, newest first (no recipients or contents: the operator sees state, not personal data). */
 export async function listOutbox(db: Executor, schema: string, opts: { failedOnly?: boolean; limit?: number } = {}): Promise<OutboxEntry[]> {
-  const res = await sql<OutboxEntry>`
-    select uuid, kind, created_at as "createdAt", attempts,
-      case when sent_at is not null then 'sent' when failed_at is not null then 'failed' else 'waiting' end as state,
-      sent_at as "sentAt", case when sent_at is null and failed_at is null then next_attempt_at end as "nextAttemptAt",
-      last_error as "lastError"
-    from ${qualified(schema, 'outbox')}
-    where (${!opts.failedOnly} or (failed_at is not null and sent_at is null))
-    order by created_at desc limit ${opts.limit ?? 100}`.execute(db);
-  return res.rows;
+  return inSchema(db, schema).selectFrom('outbox')
+    .select([
+      'uuid', 'kind', 'created_at as createdAt', 'attempts',
+      sql<OutboxEntry['state']>`case when sent_at is not null then 'sent' when failed_at is not null then 'failed' else 'waiting' end`.as('state'),
+      'sent_at as sentAt', sql<string | null>`case when sent_at is null and failed_at is null then next_attempt_at end`.as('nextAttemptAt'),
+      'last_error as lastError',
+    ])
+    .$if(!!opts.failedOnly, (q) => q.where('failed_at', 'is not', null).where('sent_at', 'is', null))
+    .orderBy('created_at', 'desc').limit(opts.limit ?? 100)
+    .execute();
 }
 
 /** Makes given-up mails due again with a fresh set of attempts; returns how many. */
 export async function retryFailed(db: Executor, schema: string, which: { uuid: string } | { allFailed: true }): Promise<number> {
   const uuid = 'uuid' in which ? which.uuid : null;
-  const res = await sql`update ${qualified(schema, 'outbox')}
-    set failed_at = null, attempts = 0, next_attempt_at = now(), lease_until = null
-    where failed_at is not null and sent_at is null and (${uuid}::uuid is null or uuid = ${uuid}::uuid)`.execute(db);
-  return Number(res.numAffectedRows ?? 0);
+  const res = await inSchema(db, schema).updateTable('outbox')
+    .set({ failed_at: null, attempts: 0, next_attempt_at: sql`now()`, lease_until: null })
+    .where('failed_at', 'is not', null).where('sent_at', 'is', null)
+    .$if(uuid !== null, (q) => q.where('uuid', '=', uuid!))
+    .executeTakeFirst();
+  return Number(res.numUpdatedRows);
 }
 
 /**
@@ -214,10 +217,13 @@ export async function retryFailed(db: Executor, schema: string, which: { uuid: s
  * about it), a given-up one `failedDays` (for the operator), then deleted. Part of the daily retention job.
  */
 export async function purgeOutbox(db: Executor, schema: string, keep: { sentDays: number; failedDays: number } = { sentDays: 30, failedDays: 90 }): Promise<number> {
-  const res = await sql`delete from ${qualified(schema, 'outbox')}
-    where (sent_at is not null and sent_at < now() - make_interval(days => ${keep.sentDays}))
-       or (sent_at is null and failed_at is not null and failed_at < now() - make_interval(days => ${keep.failedDays}))`.execute(db);
-  return Number(res.numAffectedRows ?? 0);
+  const res = await inSchema(db, schema).deleteFrom('outbox')
+    .where((eb) => eb.or([
+      eb.and([eb('sent_at', 'is not', null), eb('sent_at', '<', sql<string>`now() - make_interval(days => ${keep.sentDays})`)]),
+      eb.and([eb('sent_at', 'is', null), eb('failed_at', 'is not', null), eb('failed_at', '<', sql<string>`now() - make_interval(days => ${keep.failedDays})`)]),
+    ]))
+    .executeTakeFirst();
+  return Number(res.numDeletedRows);
 }
 
 /**
@@ -231,7 +237,7 @@ export function outboxMetricsSource(db: Executor, tenants: () => Promise<Pick<Te
     const rows = await unionAll<Pick<Tenant, 'schema'>, { waiting: number; failed: number; oldest: number | null }>(db, await tenants(), (t) => sql`
       select count(*) filter (where failed_at is null)::int as waiting, count(*) filter (where failed_at is not null)::int as failed,
         extract(epoch from now() - min(created_at) filter (where failed_at is null))::float8 as oldest
-      from ${qualified(t.schema, 'outbox')} where sent_at is null`);
+      from ${tablesOf(t.schema)('outbox')} where sent_at is null`);
     const value = {
       backlog: rows.reduce((n, r) => n + r.waiting, 0),
       failed: rows.reduce((n, r) => n + r.failed, 0),

@@ -59,7 +59,8 @@ export function createMetrics(opts: {
   });
 
   // Jobs, read from pg-boss's tables (every process sees the same queue): counts by queue and state, and
-  // the age of the oldest job still waiting to run (created or retry) per queue.
+  // the age of the oldest job still waiting to run (created or retry) per queue. Raw: pg-boss's tables are not
+  // ours, so not in the generated types.
   let jobsRead: Promise<{ counts: { name: string; state: string; n: number }[]; ages: { name: string; age: number }[] }> | null = null;
   const readJobs = () => (jobsRead ??= (async () => {
     try {

@@ -1,5 +1,5 @@
-import type { Executor } from '../db/sql.js';
-import { sql } from '../db/sql.js';
+import type { Selectable } from 'kysely';
+import { sql, type ControlDB, type Executor } from '../db/sql.js';
 import { settingsWithDefaults, type TenantSettings } from './settings.js';
 import { schemaNameFor, type Tenant, type TenantHost } from './tenant.js';
 
@@ -55,7 +55,8 @@ export class TenantRegistry {
 }
 
 export async function loadTenants(db: Executor): Promise<Tenant[]> {
-  const rows = await sql<{ slug: string; name: string; schema_name: string; settings: unknown; hosts: TenantHost[] | null }>`
+  // Raw: the hosts come as one json_agg per tenant, a projection plainer in SQL.
+  const rows = await sql<Pick<Selectable<ControlDB['control.tenants']>, 'slug' | 'name' | 'schema_name' | 'settings'> & { hosts: TenantHost[] | null }>`
     select t.slug, t.name, t.schema_name, t.settings,
       (select json_agg(json_build_object('host', h.host, 'basePath', h.base_path) order by h.position, h.host)
          from control.tenant_hosts h where h.tenant_slug = t.slug) as hosts
@@ -79,39 +80,40 @@ export async function upsertTenant(
 ): Promise<void> {
   const schema = schemaNameFor(input.slug);
   await db.transaction().execute(async (tx) => {
-    await sql`
-      insert into control.tenants (slug, name, schema_name, settings)
-      values (${input.slug}, ${input.name ?? input.slug}, ${schema}, ${JSON.stringify(input.settings ?? {})}::jsonb)
-      on conflict (slug) do update set name = coalesce(${input.name ?? null}::text, control.tenants.name),
-        settings = control.tenants.settings || excluded.settings, updated_at = now()`.execute(tx);
+    await tx.insertInto('control.tenants')
+      .values({ slug: input.slug, name: input.name ?? input.slug, schema_name: schema, settings: JSON.stringify(input.settings ?? {}) })
+      .onConflict((oc) => oc.column('slug').doUpdateSet((eb) => ({
+        name: eb.fn.coalesce(sql<string | null>`${input.name ?? null}::text`, eb.ref('control.tenants.name')),
+        settings: sql`${eb.ref('control.tenants.settings')} || ${eb.ref('excluded.settings')}`,
+        updated_at: sql`now()`,
+      })))
+      .execute();
     // Serialise host changes, so two tenants claiming one host cannot both succeed.
     await sql`select pg_advisory_xact_lock(hashtext('hp:tenant-hosts'))`.execute(tx);
     for (const [i, h] of input.hosts.entries()) {
-      const owner = await sql<{ tenant_slug: string }>`
-        select tenant_slug from control.tenant_hosts where host = ${h.host}`.execute(tx);
-      if (owner.rows[0] && owner.rows[0].tenant_slug !== input.slug) {
-        throw new Error(`host "${h.host}" already belongs to tenant "${owner.rows[0].tenant_slug}"`);
+      const owner = await tx.selectFrom('control.tenant_hosts').select('tenant_slug').where('host', '=', h.host).executeTakeFirst();
+      if (owner && owner.tenant_slug !== input.slug) {
+        throw new Error(`host "${h.host}" already belongs to tenant "${owner.tenant_slug}"`);
       }
-      await sql`
-        insert into control.tenant_hosts (host, tenant_slug, base_path, position)
-        values (${h.host}, ${input.slug}, ${h.basePath}, ${i})
-        on conflict (host) do update set base_path = excluded.base_path, position = excluded.position`.execute(tx);
+      await tx.insertInto('control.tenant_hosts').values({ host: h.host, tenant_slug: input.slug, base_path: h.basePath, position: i })
+        .onConflict((oc) => oc.column('host').doUpdateSet((eb) => ({ base_path: eb.ref('excluded.base_path'), position: eb.ref('excluded.position') })))
+        .execute();
     }
     if (input.replaceHosts) {
-      await sql`delete from control.tenant_hosts where tenant_slug = ${input.slug}
-        and not (host = any(${input.hosts.map((h) => h.host)}::text[]))`.execute(tx);
+      await tx.deleteFrom('control.tenant_hosts').where('tenant_slug', '=', input.slug)
+        .where(sql<boolean>`not (host = any(${input.hosts.map((h) => h.host)}::text[]))`).execute();
     }
   });
 }
 
 export async function setTenantSettings(db: Executor, slug: string, settings: Partial<TenantSettings>): Promise<boolean> {
-  const res = await sql`
-    update control.tenants set settings = settings || ${JSON.stringify(settings)}::jsonb, updated_at = now()
-    where slug = ${slug}`.execute(db);
-  return Number(res.numAffectedRows ?? 0) > 0;
+  const res = await db.updateTable('control.tenants')
+    .set({ settings: sql`settings || ${JSON.stringify(settings)}::jsonb`, updated_at: sql`now()` })
+    .where('slug', '=', slug).executeTakeFirst();
+  return Number(res.numUpdatedRows) > 0;
 }
 
 export async function deleteTenantRow(db: Executor, slug: string): Promise<boolean> {
-  const res = await sql`delete from control.tenants where slug = ${slug}`.execute(db);
-  return Number(res.numAffectedRows ?? 0) > 0;
+  const res = await db.deleteFrom('control.tenants').where('slug', '=', slug).executeTakeFirst();
+  return Number(res.numDeletedRows) > 0;
 }

@@ -1,5 +1,5 @@
 import { tenantMigrations } from '../../../migrations/index.js';
-import { assertSchemaName, qualified, sql, unionAll, type Executor } from '../db/sql.js';
+import { assertSchemaName, sql, tablesOf, unionAll, type Executor } from '../db/sql.js';
 
 // Issue 10 (a thousand municipalities): which tenant schemas are behind, found without touching each schema
 // with the migrator. One catalog query lists the schemas that have a migrations table; then one statement per
@@ -16,7 +16,7 @@ export async function appliedMigrations(db: Executor, schemas: string[]): Promis
   const present = withTable.rows.map((r) => r.schema);
   for (const s of present) applied.set(s, []);
   const rows = await unionAll<string, { schema: string; name: string }>(db, present,
-    (s) => sql`select ${s}::text as schema, name from ${qualified(s, 'mikro_orm_migrations')}`);
+    (s) => sql`select ${s}::text as schema, name from ${tablesOf(s)('mikro_orm_migrations')}`);
   for (const r of rows) applied.get(r.schema)!.push(r.name);
   return applied;
 }

@@ -2,7 +2,9 @@ import type { ServiceContext } from '../../platform/context.js';
 import { dbOf } from '../../platform/context.js';
 import { assertAliasFree, deriveAlias, retryDerivedAlias } from '../../platform/db/aliases.js';
 import { GERMAN, likePattern } from '../../platform/db/search.js';
-import { qualified, sql } from '../../platform/db/sql.js';
+import type { Selectable } from 'kysely';
+import { sql, type TenantDB } from '../../platform/db/sql.js';
+import { tenantDb } from '../../platform/db/tenant.js';
 import { formatTimestamp } from '../../platform/http/dates.js';
 import { pageOf } from '../../platform/http/fields.js';
 import { newUuid } from '../../platform/http/ids.js';
@@ -12,7 +14,7 @@ import { Category } from './entity.js';
 import type { CategoryOut, CreateCategoryInput, ListCategoriesInput, UpdateCategoryInput } from './schema.js';
 
 // Categories (D6): reads are projections, writes go through the entity.
-type Row = { uuid: string; name: string; alias: string; created_at: string; modified_at: string };
+type Row = Pick<Selectable<TenantDB['categories']>, 'uuid' | 'name' | 'alias' | 'created_at' | 'modified_at'>;
 
 function toOut(r: Row): CategoryOut {
   return { uuid: r.uuid, name: r.name, alias: r.alias, createdAt: formatTimestamp(r.created_at)!, modifiedAt: formatTimestamp(r.modified_at)! };
@@ -24,16 +26,14 @@ function fromEntity(c: Category): CategoryOut {
 
 export async function listCategories(ctx: ServiceContext, input: ListCategoriesInput): Promise<CategoryOut[]> {
   const { limit, offset } = pageOf(input);
-  const table = qualified(ctx.tenant.schema, 'categories');
   const q = input.q ? likePattern(input.q) : null;
   const since = input.modifiedSince?.instant ?? null;
-  const res = await sql<Row>`
-    select uuid, name, alias, created_at, modified_at from ${table}
-    where (${q}::text is null or name ilike ${q})
-      and (${since}::timestamptz is null or modified_at >= ${since})
-    order by name ${GERMAN}, uuid
-    limit ${limit} offset ${offset}`.execute(dbOf(ctx.em));
-  return res.rows.map(toOut);
+  const rows = await tenantDb(ctx).selectFrom('categories').select(['uuid', 'name', 'alias', 'created_at', 'modified_at'])
+    .$if(q !== null, (qb) => qb.where('name', 'ilike', q!))
+    .$if(since !== null, (qb) => qb.where('modified_at', '>=', since!.toISOString()))
+    .orderBy(sql`name ${GERMAN}`).orderBy('uuid').limit(limit).offset(offset)
+    .execute();
+  return rows.map(toOut);
 }
 
 async function findOrThrow(ctx: ServiceContext, uuid: string): Promise<Category> {

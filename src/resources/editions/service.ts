@@ -11,6 +11,8 @@ import { newUuid } from '../../platform/http/ids.js';
 import { sentKeys, wasSent } from '../../platform/http/patch.js';
 import { invalid, notFound, stillReferenced, violation } from '../../domain/errors.js';
 import { Edition, EditionTask } from './entity.js';
+import type { Selectable } from 'kysely';
+import { inSchema, tablesOf, type TenantDB } from '../../platform/db/sql.js';
 import type { CreateEditionInput, EditionOut, ListEditionsInput, TaskIn, TaskOut, UpdateEditionInput } from './schema.js';
 
 // Editions (D4): reads are projections (one query with the phases aggregated), writes go through the
@@ -25,10 +27,8 @@ type TaskRow = {
 type AllocationRow = {
   uuid: string; seed: number; startedAt: string; finishedAt: string | null; confirmed: number; waitlisted: number; unfulfilled: number;
 };
-type Row = {
-  uuid: string; name: string; alias: string; procedure: Procedure; online: boolean; release_participant_lists: boolean;
-  tasks: TaskRow[]; allocations: AllocationRow[]; created_at: string; modified_at: string;
-};
+type Row = Pick<Selectable<TenantDB['editions']>, 'uuid' | 'name' | 'alias' | 'online' | 'release_participant_lists' | 'created_at' | 'modified_at'>
+  & { procedure: Procedure; tasks: TaskRow[]; allocations: AllocationRow[] };
 
 function toOut(r: Row, now: Date): EditionOut {
   const state = effectiveEditionState(
@@ -75,10 +75,10 @@ function toOut(r: Row, now: Date): EditionOut {
   };
 }
 
+/** Raw: the phases and the lottery's runs aggregated as json per edition, one statement per page. */
 function selectEditions(schema: string, where: RawBuilder<unknown>, tail: RawBuilder<unknown> = sql``) {
-  const editions = qualified(schema, 'editions');
-  const tasks = qualified(schema, 'edition_tasks');
-  const allocations = qualified(schema, 'edition_allocations');
+  const t = tablesOf(schema);
+  const [editions, tasks, allocations] = [t('editions'), t('edition_tasks'), t('edition_allocations')];
   return sql<Row>`
     select e.uuid, e.name, e.alias, e.procedure, e.online, e.release_participant_lists, e.created_at, e.modified_at,
       coalesce((
@@ -125,10 +125,9 @@ async function findOrThrow(ctx: ServiceContext, uuid: string): Promise<Edition> 
 async function assertTaskUuidsFree(db: Executor, schema: string, tasks: TaskIn[], editionUuid: string): Promise<void> {
   const sent = tasks.map((t) => t.uuid).filter((u): u is string => !!u);
   if (sent.length === 0) return;
-  const res = await sql<{ uuid: string }>`
-    select uuid from ${qualified(schema, 'edition_tasks')}
-    where uuid in (${sql.join(sent)}) and edition_uuid <> ${editionUuid}`.execute(db);
-  const taken = new Set(res.rows.map((r) => r.uuid));
+  const rows = await inSchema(db, schema).selectFrom('edition_tasks').select('uuid')
+    .where('uuid', 'in', sent).where('edition_uuid', '<>', editionUuid).execute();
+  const taken = new Set(rows.map((r) => r.uuid));
   const violations = tasks.flatMap((t, i) =>
     t.uuid && taken.has(t.uuid) ? [violation(`tasks[${i}].uuid`, 'This task belongs to another edition.', 'unique')] : []);
   if (violations.length > 0) throw invalid(violations);

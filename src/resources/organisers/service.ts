@@ -2,7 +2,9 @@ import type { ServiceContext } from '../../platform/context.js';
 import { dbOf } from '../../platform/context.js';
 import { assertAliasFree, deriveAlias, retryDerivedAlias } from '../../platform/db/aliases.js';
 import { GERMAN, likePattern } from '../../platform/db/search.js';
-import { qualified, sql } from '../../platform/db/sql.js';
+import type { Selectable } from 'kysely';
+import { sql, type TenantDB } from '../../platform/db/sql.js';
+import { tenantDb } from '../../platform/db/tenant.js';
 import { formatTimestamp } from '../../platform/http/dates.js';
 import { pageOf } from '../../platform/http/fields.js';
 import { newUuid } from '../../platform/http/ids.js';
@@ -15,12 +17,10 @@ import {
 } from './schema.js';
 
 // Organisers (D6): reads are projections, writes go through the entity.
-type Row = {
-  uuid: string; name: string; alias: string;
-  email: string | null; phone: string | null; website: string | null;
-  street: string | null; zip: string | null; city: string | null; description: string | null;
-  created_at: string; modified_at: string;
-};
+const COLUMNS = [
+  'uuid', 'name', 'alias', 'email', 'phone', 'website', 'street', 'zip', 'city', 'description', 'created_at', 'modified_at',
+] as const;
+type Row = Pick<Selectable<TenantDB['organisers']>, (typeof COLUMNS)[number]>;
 
 type Fields = Omit<Row, 'created_at' | 'modified_at'> & { createdAt: Date | string; modifiedAt: Date | string };
 
@@ -48,17 +48,14 @@ function fromEntity(o: Organiser): OrganiserOut {
 
 export async function listOrganisers(ctx: ServiceContext, input: ListOrganisersInput): Promise<OrganiserOut[]> {
   const { limit, offset } = pageOf(input);
-  const table = qualified(ctx.tenant.schema, 'organisers');
   const q = input.q ? likePattern(input.q) : null;
   const since = input.modifiedSince?.instant ?? null;
-  const res = await sql<Row>`
-    select uuid, name, alias, email, phone, website, street, zip, city, description, created_at, modified_at
-    from ${table}
-    where (${q}::text is null or name ilike ${q})
-      and (${since}::timestamptz is null or modified_at >= ${since})
-    order by name ${GERMAN}, uuid
-    limit ${limit} offset ${offset}`.execute(dbOf(ctx.em));
-  return res.rows.map(toOut);
+  const rows = await tenantDb(ctx).selectFrom('organisers').select(COLUMNS)
+    .$if(q !== null, (qb) => qb.where('name', 'ilike', q!))
+    .$if(since !== null, (qb) => qb.where('modified_at', '>=', since!.toISOString()))
+    .orderBy(sql`name ${GERMAN}`).orderBy('uuid').limit(limit).offset(offset)
+    .execute();
+  return rows.map(toOut);
 }
 
 async function findOrThrow(ctx: ServiceContext, uuid: string): Promise<Organiser> {

@@ -2,14 +2,14 @@ import { randomUUID } from 'node:crypto';
 import { afterFailedDelivery, DEFAULT_WEBHOOK_RETRY, type WebhookRetryPolicy } from '../../domain/webhook-retry.js';
 import type { ServiceContext } from '../../platform/context.js';
 import { dbOf } from '../../platform/context.js';
-import { qualified, sql, unionAll, type Executor } from '../../platform/db/sql.js';
+import { inSchema, sql, tablesOf, type Executor } from '../../platform/db/sql.js';
 import { toEnvelope, type EventType } from '../../platform/events/events.js';
 import { QUEUES } from '../../platform/jobs/queue.js';
-import { queueMail } from '../../platform/mail/outbox.js';
 import { resolveTarget, type Target } from '../../platform/net/outgoing.js';
-import type { Tenant } from '../../platform/tenancy/tenant.js';
 import { postSigned, type AttemptOutcome } from '../../platform/webhooks/sender.js';
 import { webhookHeaders } from '../../platform/webhooks/signature.js';
+import { tellAdmin } from './admin-mail.js';
+import { hasWork, nextDue } from './due.js';
 import { webhookAllowedHosts } from './service.js';
 
 // Delivery of one municipality's events to its webhooks (issue 14), the `webhook-deliver` job:
@@ -58,33 +58,29 @@ type Claimed = {
   cursor_tx: string; cursor_id: string; attempts: number; failing_since: Date | string | null;
 };
 
-type EventRow = { id: string; tx: string; uuid: string; type: EventType; occurredAt: Date | string; data: Record<string, unknown> };
+type EventRow = { id: string; tx: string; uuid: string; type: EventType; occurredAt: string; data: Record<string, unknown> };
 
 /** Events of the subscription after its cursor, visible under the feed's rule (events.ts), in order. */
 function nextEvents(db: Executor, schema: string, sub: Pick<Claimed, 'cursor_tx' | 'cursor_id' | 'events'>, limit: number) {
   // Qualified names: a bare `id` in ORDER BY would be the text column of the output (and sort "10" before "9").
+  // Raw, as the feed's page (events.ts): keyset paging on a row value of (xid8, bigint).
   return sql<EventRow>`select e.id::text as id, e.tx::text as tx, e.uuid, e.type, e.occurred_at as "occurredAt", e.data
-    from ${qualified(schema, 'event')} e
+    from ${tablesOf(schema)('event')} e
     where e.tx < pg_snapshot_xmin(pg_current_snapshot()) and (e.tx, e.id) > (${sub.cursor_tx}::xid8, ${sub.cursor_id}::bigint)
       and (${sub.events}::text[] is null or e.type = any(${sub.events}::text[]))
     order by e.tx, e.id limit ${limit}`.execute(db);
 }
 
-/** A subscription with work: a pending redelivery, or (when its backoff is over) a visible event after its cursor. */
-const hasWork = (schema: string) => sql`(
-  exists (select 1 from ${qualified(schema, 'webhook_deliveries')} d where d.webhook_uuid = s.uuid and d.state = 'pending')
-  or (s.next_attempt_at <= now() and exists (select 1 from ${qualified(schema, 'event')} e
-    where e.tx < pg_snapshot_xmin(pg_current_snapshot()) and (e.tx, e.id) > (s.cursor_tx, s.cursor_id)
-      and (s.events is null or e.type = any(s.events)))))`;
-
 /** Leases up to `limit` subscriptions with work to this worker (the longest waiting first). */
 async function claim(db: Executor, schema: string, owner: string, leaseSeconds: number, limit: number): Promise<Claimed[]> {
-  const hooks = qualified(schema, 'webhooks');
+  // Raw: the work condition is shared with the safety net's union over schemas (`tenantsWithDueWebhooks`).
+  const t = tablesOf(schema);
+  const hooks = t('webhooks');
   const res = await sql<Claimed>`
     update ${hooks} w set lease_owner = ${owner}::uuid, lease_until = now() + make_interval(secs => ${leaseSeconds})
     where w.uuid in (
       select s.uuid from ${hooks} s
-      where s.enabled and (s.lease_until is null or s.lease_until < now()) and ${hasWork(schema)}
+      where s.enabled and (s.lease_until is null or s.lease_until < now()) and ${hasWork(t)}
       order by s.next_attempt_at limit ${limit} for update skip locked)
     returning w.uuid, w.url, w.events, w.secret,
       case when w.previous_secret_until > now() then w.previous_secret end as previous_secret,
@@ -93,8 +89,8 @@ async function claim(db: Executor, schema: string, owner: string, leaseSeconds: 
 }
 
 async function release(db: Executor, schema: string, sub: Claimed, owner: string): Promise<void> {
-  await sql`update ${qualified(schema, 'webhooks')} set lease_owner = null, lease_until = null
-    where uuid = ${sub.uuid}::uuid and lease_owner = ${owner}::uuid`.execute(db);
+  await inSchema(db, schema).updateTable('webhooks').set({ lease_owner: null, lease_until: null })
+    .where('uuid', '=', sub.uuid).where('lease_owner', '=', owner).execute();
 }
 
 /** The body sent for an event: the envelope of the event feed, the same bytes on every attempt. */
@@ -133,13 +129,15 @@ async function settleAccepted(lane: Lane, sub: Claimed, accepted: Accepted): Pro
   if (accepted.length === 0) return true;
   const schema = lane.ctx.tenant.schema;
   const last = accepted.at(-1)!.e;
+  const t = tablesOf(schema);
+  // Raw: one statement (a data-modifying CTE over `unnest(arrays)`) moves the cursor and records the batch.
   const res = await sql<{ uuid: string }>`
     with hook as (
-      update ${qualified(schema, 'webhooks')} set cursor_tx = ${last.tx}::xid8, cursor_id = ${last.id}::bigint, attempts = 0,
+      update ${t('webhooks')} set cursor_tx = ${last.tx}::xid8, cursor_id = ${last.id}::bigint, attempts = 0,
         failing_since = null, next_attempt_at = now(), lease_until = now() + make_interval(secs => ${lane.opts.leaseSeconds})
       where uuid = ${sub.uuid}::uuid and lease_owner = ${lane.owner}::uuid
       returning uuid)
-    insert into ${qualified(schema, 'webhook_deliveries')} (uuid, webhook_uuid, event_uuid, event_type, attempt, state, response_status, latency_ms)
+    insert into ${t('webhook_deliveries')} (uuid, webhook_uuid, event_uuid, event_type, attempt, state, response_status, latency_ms)
     select d.uuid, hook.uuid, d.event_uuid, d.event_type, d.attempt, 'succeeded', d.status, d.latency
     from hook, unnest(${accepted.map(() => randomUUID())}::uuid[], ${accepted.map((a) => a.e.uuid)}::uuid[],
       ${accepted.map((a) => a.e.type)}::text[], ${accepted.map((a) => a.attempt)}::int[], ${accepted.map((a) => a.out.status)}::int[],
@@ -156,17 +154,19 @@ async function settleFailure(lane: Lane, sub: Claimed, e: EventRow, out: Attempt
   const attempts = sub.attempts + 1;
   const failingSince = sub.failing_since ? new Date(sub.failing_since).getTime() : Date.now();
   const next = afterFailedDelivery({ attempts, failingSinceMs: failingSince, nowMs: Date.now() }, lane.opts.retry);
+  const t = tablesOf(schema);
   await db.transaction().execute(async (trx) => {
+    // Raw: the subscription's state and the failed attempt in one statement, only while the lease is ours.
     const res = await sql<{ uuid: string }>`
       with hook as (
-        update ${qualified(schema, 'webhooks')} set attempts = ${attempts}, failing_since = coalesce(failing_since, now()),
+        update ${t('webhooks')} set attempts = ${attempts}, failing_since = coalesce(failing_since, now()),
           next_attempt_at = now() + make_interval(secs => ${next.disable ? 0 : next.delayMs / 1000}),
           lease_owner = null, lease_until = null,
           enabled = ${!next.disable}, disabled_at = ${next.disable ? sql`now()` : sql`null`},
           disabled_reason = ${next.disable ? 'failing' : null}, modified_at = ${next.disable ? sql`now()` : sql`modified_at`}
         where uuid = ${sub.uuid}::uuid and lease_owner = ${owner}::uuid
         returning uuid)
-      insert into ${qualified(schema, 'webhook_deliveries')} (uuid, webhook_uuid, event_uuid, event_type, attempt, state, response_status, latency_ms, error)
+      insert into ${t('webhook_deliveries')} (uuid, webhook_uuid, event_uuid, event_type, attempt, state, response_status, latency_ms, error)
       select ${randomUUID()}::uuid, uuid, ${e.uuid}::uuid, ${e.type}, ${attempts}, 'failed', ${out.status}, ${out.status === null ? null : out.latencyMs}, ${out.error} from hook
       returning uuid`.execute(trx);
     if (res.rows.length === 0 || !next.disable) return;
@@ -177,55 +177,29 @@ async function settleFailure(lane: Lane, sub: Claimed, e: EventRow, out: Attempt
   lane.result.failed++;
 }
 
-/** The admin team's address (D2 `contactEmail`, else the address in `mailFrom`), or null. */
-export function adminAddress(tenant: Pick<Tenant, 'settings'>): string | null {
-  if (tenant.settings.contactEmail) return tenant.settings.contactEmail;
-  const from = tenant.settings.mailFrom?.match(/<([^<>\s]+@[^<>\s]+)>\s*$/)?.[1] ?? tenant.settings.mailFrom?.trim();
-  return from && /^[^\s@]+@[^\s@]+$/.test(from) ? from : null;
-}
-
-async function tellAdmin(ctx: { tenant: Tenant; jobs?: ServiceContext['jobs'] }, db: Executor, sub: Claimed, failingSince: number): Promise<void> {
-  const to = adminAddress(ctx.tenant);
-  if (!to) return;
-  const since = new Date(failingSince).toLocaleString('de-DE', { timeZone: 'Europe/Berlin', dateStyle: 'medium', timeStyle: 'short' });
-  await queueMail(ctx, db, {
-    kind: 'webhook_disabled',
-    recipient: to,
-    subject: 'Webhook abgeschaltet: Zustellung seit 24 Stunden fehlgeschlagen',
-    body: [
-      'Guten Tag,',
-      '',
-      `der Webhook ${sub.uuid} (${sub.url}) von ${ctx.tenant.name} wurde abgeschaltet: seit ${since} Uhr hat sein Empfänger keine`,
-      'Zustellung mehr mit einem Status 2xx beantwortet.',
-      '',
-      'Die Zustellversuche zeigt GET /webhooks/{uuid}/deliveries. Sobald der Empfänger wieder erreichbar ist, schaltet',
-      'PATCH /webhooks/{uuid} mit {"enabled": true} ihn wieder ein; die Ereignisse seither werden dann der Reihe nach zugestellt.',
-      '',
-      '(The webhook was disabled after 24 hours of failed deliveries; enable it again with PATCH {"enabled": true}.)',
-    ].join('\n'),
-    payload: { webhook: sub.uuid },
-  });
-}
-
 /** Pending redeliveries of the subscription: each tried once, beside the order. */
 async function redeliveries(lane: Lane, sub: Claimed, target: () => Promise<Target | string>): Promise<void> {
-  const schema = lane.ctx.tenant.schema;
-  const deliveries = qualified(schema, 'webhook_deliveries');
-  const pending = await sql<{ delivery: string } & EventRow>`
-    select d.uuid as delivery, e.id::text as id, e.tx::text as tx, e.uuid, e.type, e.occurred_at as "occurredAt", e.data
-    from ${deliveries} d join ${qualified(schema, 'event')} e on e.uuid = d.event_uuid
-    where d.webhook_uuid = ${sub.uuid}::uuid and d.state = 'pending' order by d.created_at limit 20`.execute(lane.db);
-  for (const e of pending.rows) {
+  const db = inSchema(lane.db, lane.ctx.tenant.schema);
+  const pending = await db.selectFrom('webhook_deliveries as d').innerJoin('event as e', 'e.uuid', 'd.event_uuid')
+    .select([
+      'd.uuid as delivery', sql<string>`e.id::text`.as('id'), sql<string>`e.tx::text`.as('tx'), 'e.uuid', 'e.type',
+      'e.occurred_at as occurredAt', sql<Record<string, unknown>>`e.data`.as('data'),
+    ])
+    .where('d.webhook_uuid', '=', sub.uuid).where('d.state', '=', 'pending').orderBy('d.created_at').limit(20)
+    .$narrowType<{ type: EventType }>().execute();
+  for (const e of pending) {
     const out = await attempt(sub, e, await target(), lane.opts);
-    await sql`update ${deliveries} set state = ${out.ok ? 'succeeded' : 'failed'}, response_status = ${out.status},
-        latency_ms = ${out.status === null ? null : out.latencyMs}, error = ${out.error}, created_at = now()
-      where uuid = ${e.delivery}::uuid and state = 'pending'`.execute(lane.db);
+    await db.updateTable('webhook_deliveries').set({
+      state: out.ok ? 'succeeded' : 'failed', response_status: out.status,
+      latency_ms: out.status === null ? null : out.latencyMs, error: out.error, created_at: sql`now()`,
+    }).where('uuid', '=', e.delivery).where('state', '=', 'pending').execute();
     lane.result.redelivered++;
   }
   // A redelivery of an event no longer kept cannot be made.
-  await sql`update ${deliveries} d set state = 'failed', error = 'the event is no longer kept'
-    where d.webhook_uuid = ${sub.uuid}::uuid and d.state = 'pending'
-      and not exists (select 1 from ${qualified(schema, 'event')} e where e.uuid = d.event_uuid)`.execute(lane.db);
+  await db.updateTable('webhook_deliveries as d').set({ state: 'failed', error: 'the event is no longer kept' })
+    .where('d.webhook_uuid', '=', sub.uuid).where('d.state', '=', 'pending')
+    .where(({ not, exists, selectFrom }) => not(exists(selectFrom('event as e').select(sql`1`.as('one')).whereRef('e.uuid', '=', 'd.event_uuid'))))
+    .execute();
 }
 
 /** Delivers one claimed subscription until it has nothing due, fails, loses its lease, or the budget is spent. */
@@ -241,8 +215,8 @@ async function deliverSubscription(lane: Lane, sub: Claimed): Promise<void> {
   try {
     await redeliveries(lane, sub, target);
     // A subscription still waiting for its backoff only had redeliveries to make.
-    const due = sub.failing_since === null || (await sql<{ due: boolean }>`select next_attempt_at <= now() as due
-      from ${qualified(schema, 'webhooks')} where uuid = ${sub.uuid}::uuid`.execute(lane.db)).rows[0]?.due;
+    const due = sub.failing_since === null || (await inSchema(lane.db, schema).selectFrom('webhooks')
+      .select(sql<boolean>`next_attempt_at <= now()`.as('due')).where('uuid', '=', sub.uuid).executeTakeFirst())?.due;
     if (!due) return;
     // Accepted attempts are recorded in batches (SETTLE_EVERY, SETTLE_AFTER_MS): one statement for many events.
     const accepted: Accepted = [];
@@ -304,33 +278,6 @@ export async function deliverWebhooks(ctx: ServiceContext, opts: DeliverOptions 
   await Promise.all(running);
   lane.result.nextDueAt = await nextDue(db, ctx.tenant.schema);
   return lane.result;
-}
-
-/**
- * When the tenant's webhooks next have something due that no job may be on its way for: an enabled
- * subscription with an event after its cursor waits for its backoff or for a lease to run out (the earliest of
- * those), or an event is committed but not yet visible (a second from now). Null when nothing waits.
- */
-export async function nextDue(db: Executor, schema: string): Promise<Date | null> {
-  const res = await sql<{ due: Date | string | null }>`
-    select min(case
-        when e.tx >= pg_snapshot_xmin(pg_current_snapshot()) then now() + interval '1 second'
-        else greatest(s.next_attempt_at, coalesce(s.lease_until, s.next_attempt_at)) end) as due
-    from ${qualified(schema, 'webhooks')} s
-    cross join lateral (select e.tx from ${qualified(schema, 'event')} e
-      where (e.tx, e.id) > (s.cursor_tx, s.cursor_id) and (s.events is null or e.type = any(s.events))
-      order by e.tx, e.id limit 1) e
-    where s.enabled`.execute(db);
-  const due = res.rows[0]?.due;
-  return due ? new Date(due) : null;
-}
-
-/** The safety net's one query (every minute): which of these tenants have webhook work due now. */
-export async function tenantsWithDueWebhooks(db: Executor, tenants: Pick<Tenant, 'slug' | 'schema'>[]): Promise<string[]> {
-  const due = await unionAll<Pick<Tenant, 'slug' | 'schema'>, { slug: string }>(db, tenants, (t) => sql`select ${t.slug}::text as slug
-    where exists (select 1 from ${qualified(t.schema, 'webhooks')} s
-      where s.enabled and (s.lease_until is null or s.lease_until < now()) and ${hasWork(t.schema)})`);
-  return due.map((r) => r.slug);
 }
 
 /** The `webhook-deliver` job: delivers, then asks to run again when the first waiting thing is due. */

@@ -1,8 +1,10 @@
+import type { Selectable } from 'kysely';
 import type { ServiceContext } from '../../platform/context.js';
 import { dbOf } from '../../platform/context.js';
 import { likePattern } from '../../platform/db/search.js';
 import { EVENT_RETENTION_DAYS } from '../../platform/events/events.js';
-import { qualified, sql, type Executor } from '../../platform/db/sql.js';
+import { inSchema, sql, tablesOf, type Executor, type TenantDB, type TenantExecutor } from '../../platform/db/sql.js';
+import { tenantDb } from '../../platform/db/tenant.js';
 import { formatTimestamp } from '../../platform/http/dates.js';
 import { pageOf } from '../../platform/http/fields.js';
 import { newUuid } from '../../platform/http/ids.js';
@@ -28,14 +30,14 @@ export function webhookAllowedHosts(): Set<string> {
   return allowedHostsOf(process.env.WEBHOOK_ALLOW_HOSTS);
 }
 
-type Row = {
-  uuid: string; url: string; events: string[] | null; enabled: boolean; description: string | null;
-  failing_since: Date | string | null; disabled_at: Date | string | null; disabled_reason: 'failing' | null;
-  previous_secret_until: Date | string | null; created_at: Date | string; modified_at: Date | string;
-};
+type Row = Pick<Selectable<TenantDB['webhooks']>, 'uuid' | 'url' | 'events' | 'enabled' | 'description' | 'failing_since'
+  | 'disabled_at' | 'previous_secret_until' | 'created_at' | 'modified_at'> & { disabled_reason: 'failing' | null };
 
-const COLUMNS = sql`uuid, url, events, enabled, description, failing_since, disabled_at, disabled_reason,
-  case when previous_secret_until > now() then previous_secret_until end as previous_secret_until, created_at, modified_at`;
+/** A webhook as read and returned by writes (the previous secret's end only while it still signs). */
+const COLUMNS = [
+  'uuid', 'url', 'events', 'enabled', 'description', 'failing_since', 'disabled_at', 'disabled_reason',
+  sql<string | null>`case when previous_secret_until > now() then previous_secret_until end`.as('previous_secret_until'), 'created_at', 'modified_at',
+] as const;
 
 function toOut(r: Row): WebhookOut {
   return {
@@ -52,8 +54,6 @@ function toOut(r: Row): WebhookOut {
     modifiedAt: formatTimestamp(r.modified_at)!,
   };
 }
-
-const table = (ctx: ServiceContext) => qualified(ctx.tenant.schema, 'webhooks');
 
 /** `events` as stored: null for every type (also types added later), else the distinct names. */
 function storedEvents(events: string[] | null | undefined): string[] | null {
@@ -72,21 +72,24 @@ export async function listWebhooks(ctx: ServiceContext, input: ListWebhooksInput
   const { limit, offset } = pageOf(input);
   const q = input.q ? likePattern(input.q) : null;
   const since = input.modifiedSince?.instant ?? null;
-  const res = await sql<Row>`select ${COLUMNS} from ${table(ctx)}
-    where (${q}::text is null or url ilike ${q} or description ilike ${q})
-      and (${since}::timestamptz is null or modified_at >= ${since})
-    order by created_at, uuid limit ${limit} offset ${offset}`.execute(dbOf(ctx.em));
-  return res.rows.map(toOut);
+  const rows = await tenantDb(ctx).selectFrom('webhooks').select(COLUMNS)
+    .$if(q !== null, (qb) => qb.where((eb) => eb.or([eb('url', 'ilike', q!), eb('description', 'ilike', q!)])))
+    .$if(since !== null, (qb) => qb.where('modified_at', '>=', since!.toISOString()))
+    .orderBy('created_at').orderBy('uuid').limit(limit).offset(offset)
+    .$narrowType<Row>().execute();
+  return rows.map(toOut);
 }
 
-async function findOrThrow(db: Executor, ctx: ServiceContext, uuid: string): Promise<Row> {
-  const res = await sql<Row>`select ${COLUMNS} from ${table(ctx)} where uuid = ${uuid}::uuid`.execute(db);
-  if (!res.rows[0]) throw notFound(`No webhook with the identifier ${uuid} exists.`);
-  return res.rows[0];
+async function findOrThrow(db: TenantExecutor, uuid: string, opts: { forUpdate?: boolean } = {}): Promise<Row> {
+  const row = await db.selectFrom('webhooks').select(COLUMNS).where('uuid', '=', uuid)
+    .$if(!!opts.forUpdate, (qb) => qb.forUpdate())
+    .$narrowType<Row>().executeTakeFirst();
+  if (!row) throw notFound(`No webhook with the identifier ${uuid} exists.`);
+  return row;
 }
 
 export async function getWebhook(ctx: ServiceContext, uuid: string): Promise<WebhookOut> {
-  return toOut(await findOrThrow(dbOf(ctx.em), ctx, uuid));
+  return toOut(await findOrThrow(tenantDb(ctx), uuid));
 }
 
 export async function createWebhook(ctx: ServiceContext, input: CreateWebhookInput): Promise<WebhookWithSecretOut> {
@@ -94,20 +97,19 @@ export async function createWebhook(ctx: ServiceContext, input: CreateWebhookInp
   const secret = generateSecret();
   // The cursor starts at the oldest transaction still running: every event committed from now on is delivered
   // (and perhaps a few committed just before), none that ended earlier.
-  const res = await sql<Row>`insert into ${table(ctx)} (uuid, url, events, enabled, description, secret, cursor_tx, cursor_id)
-    values (${newUuid()}::uuid, ${input.url}, ${storedEvents(input.events)}::text[], ${input.enabled ?? true},
-      ${input.description ?? null}, ${secret}, pg_snapshot_xmin(pg_current_snapshot()), 0)
-    returning ${COLUMNS}`.execute(dbOf(ctx.em));
-  return { ...toOut(res.rows[0]!), secret };
+  const row = await tenantDb(ctx).insertInto('webhooks').values({
+    uuid: newUuid(), url: input.url, events: storedEvents(input.events), enabled: input.enabled ?? true,
+    description: input.description ?? null, secret, cursor_tx: sql`pg_snapshot_xmin(pg_current_snapshot())`, cursor_id: 0,
+  }).returning(COLUMNS).$narrowType<Row>().executeTakeFirstOrThrow();
+  return { ...toOut(row), secret };
 }
 
 export async function updateWebhook(ctx: ServiceContext, input: UpdateWebhookInput): Promise<WebhookOut> {
   assertPatchNotEmpty(input);
   return ctx.em.transactional(async (em) => {
     const db = dbOf(em);
-    const current = await sql<Row>`select ${COLUMNS} from ${table(ctx)} where uuid = ${input.uuid}::uuid for update`.execute(db);
-    const row = current.rows[0];
-    if (!row) throw notFound(`No webhook with the identifier ${input.uuid} exists.`);
+    const tx = inSchema(db, ctx.tenant.schema);
+    const row = await findOrThrow(tx, input.uuid, { forUpdate: true });
     const url = input.url ?? row.url;
     if (input.url != null && input.url !== row.url) await assertDeliverableUrl(input.url);
     const events = input.events != null ? storedEvents(input.events) : row.events;
@@ -116,42 +118,40 @@ export async function updateWebhook(ctx: ServiceContext, input: UpdateWebhookInp
     // A new URL, or switching it on again, starts afresh: no failing streak, the next attempt now. The cursor
     // stays: what happened meanwhile is still delivered, in order.
     const fresh = url !== row.url || (enabled && !row.enabled);
-    const res = await sql<Row>`update ${table(ctx)} set url = ${url}, events = ${events}::text[], enabled = ${enabled},
-        description = ${description}, modified_at = now(),
-        attempts = case when ${fresh} then 0 else attempts end,
-        failing_since = case when ${fresh} then null else failing_since end,
-        next_attempt_at = case when ${fresh} then now() else next_attempt_at end,
-        disabled_at = case when ${enabled} then null when ${row.enabled} then now() else disabled_at end,
-        disabled_reason = case when ${enabled} or ${row.enabled} then null else disabled_reason end
-      where uuid = ${input.uuid}::uuid returning ${COLUMNS}`.execute(db);
+    const updated = await tx.updateTable('webhooks').set({
+      url, events, enabled, description, modified_at: sql`now()`,
+      ...(fresh ? { attempts: 0, failing_since: null, next_attempt_at: sql`now()` } : {}),
+      // Switched off by the admin: disabled now, for no reason of ours; on again: neither.
+      ...(enabled ? { disabled_at: null } : row.enabled ? { disabled_at: sql`now()` } : {}),
+      ...(enabled || row.enabled ? { disabled_reason: null } : {}),
+    }).where('uuid', '=', input.uuid).returning(COLUMNS).$narrowType<Row>().executeTakeFirstOrThrow();
     if (fresh && enabled) await wakeWebhookDelivery(ctx, db);
-    return toOut(res.rows[0]!);
+    return toOut(updated);
   });
 }
 
 export async function deleteWebhook(ctx: ServiceContext, uuid: string): Promise<void> {
-  const res = await sql`delete from ${table(ctx)} where uuid = ${uuid}::uuid`.execute(dbOf(ctx.em));
-  if (Number(res.numAffectedRows ?? 0) === 0) throw notFound(`No webhook with the identifier ${uuid} exists.`);
+  const res = await tenantDb(ctx).deleteFrom('webhooks').where('uuid', '=', uuid).executeTakeFirst();
+  if (Number(res.numDeletedRows) === 0) throw notFound(`No webhook with the identifier ${uuid} exists.`);
 }
 
 /** A new secret; the previous one keeps signing (beside it) for 24 hours. */
 export async function rotateSecret(ctx: ServiceContext, uuid: string): Promise<WebhookWithSecretOut> {
   const secret = generateSecret();
-  const res = await sql<Row>`update ${table(ctx)} set previous_secret = secret,
-      previous_secret_until = now() + make_interval(hours => ${PREVIOUS_SECRET_HOURS}), secret = ${secret}, modified_at = now()
-    where uuid = ${uuid}::uuid returning ${COLUMNS}`.execute(dbOf(ctx.em));
-  if (!res.rows[0]) throw notFound(`No webhook with the identifier ${uuid} exists.`);
-  return { ...toOut(res.rows[0]), secret };
+  const row = await tenantDb(ctx).updateTable('webhooks').set((eb) => ({
+    previous_secret: eb.ref('secret'), previous_secret_until: sql`now() + make_interval(hours => ${PREVIOUS_SECRET_HOURS})`,
+    secret, modified_at: sql`now()`,
+  })).where('uuid', '=', uuid).returning(COLUMNS).$narrowType<Row>().executeTakeFirst();
+  if (!row) throw notFound(`No webhook with the identifier ${uuid} exists.`);
+  return { ...toOut(row), secret };
 }
 
 // ---- deliveries --------------------------------------------------------------------------------------
 
-type DeliveryRow = {
-  uuid: string; event_uuid: string; event_type: string; attempt: number; redelivery: boolean; state: DeliveryOut['state'];
-  response_status: number | null; latency_ms: number | null; error: string | null; created_at: Date | string;
-};
+type DeliveryRow = Pick<Selectable<TenantDB['webhook_deliveries']>, 'uuid' | 'event_uuid' | 'event_type' | 'attempt' | 'redelivery'
+  | 'response_status' | 'latency_ms' | 'error' | 'created_at'> & { state: DeliveryOut['state'] };
 
-const DELIVERY_COLUMNS = sql`uuid, event_uuid, event_type, attempt, redelivery, state, response_status, latency_ms, error, created_at`;
+const DELIVERY_COLUMNS = ['uuid', 'event_uuid', 'event_type', 'attempt', 'redelivery', 'state', 'response_status', 'latency_ms', 'error', 'created_at'] as const;
 
 function deliveryOf(r: DeliveryRow): DeliveryOut {
   return {
@@ -163,12 +163,13 @@ function deliveryOf(r: DeliveryRow): DeliveryOut {
 
 /** The webhook's attempts, newest first. */
 export async function listDeliveries(ctx: ServiceContext, input: ListDeliveriesInput): Promise<DeliveryOut[]> {
-  const db = dbOf(ctx.em);
-  await findOrThrow(db, ctx, input.uuid);
+  const db = tenantDb(ctx);
+  await findOrThrow(db, input.uuid);
   const { limit, offset } = pageOf(input);
-  const res = await sql<DeliveryRow>`select ${DELIVERY_COLUMNS} from ${qualified(ctx.tenant.schema, 'webhook_deliveries')}
-    where webhook_uuid = ${input.uuid}::uuid order by created_at desc, seq desc limit ${limit} offset ${offset}`.execute(db);
-  return res.rows.map(deliveryOf);
+  const rows = await db.selectFrom('webhook_deliveries').select(DELIVERY_COLUMNS).where('webhook_uuid', '=', input.uuid)
+    .orderBy('created_at', 'desc').orderBy('seq', 'desc').limit(limit).offset(offset)
+    .$narrowType<DeliveryRow>().execute();
+  return rows.map(deliveryOf);
 }
 
 /**
@@ -178,20 +179,21 @@ export async function listDeliveries(ctx: ServiceContext, input: ListDeliveriesI
 export async function redeliver(ctx: ServiceContext, uuid: string, id: string): Promise<DeliveryOut> {
   return ctx.em.transactional(async (em) => {
     const db = dbOf(em);
-    const hook = await findOrThrow(db, ctx, uuid);
-    const deliveries = qualified(ctx.tenant.schema, 'webhook_deliveries');
-    const found = await sql<DeliveryRow>`select ${DELIVERY_COLUMNS} from ${deliveries}
-      where uuid = ${id}::uuid and webhook_uuid = ${uuid}::uuid`.execute(db);
-    const original = found.rows[0];
+    const tx = inSchema(db, ctx.tenant.schema);
+    const hook = await findOrThrow(tx, uuid);
+    const original = await tx.selectFrom('webhook_deliveries').select(DELIVERY_COLUMNS).where('uuid', '=', id).where('webhook_uuid', '=', uuid)
+      .$narrowType<DeliveryRow>().executeTakeFirst();
     if (!original) throw notFound(`The webhook ${uuid} has no delivery with the identifier ${id}.`);
     if (!hook.enabled) throw conflict(`The webhook ${uuid} is disabled; enable it (PATCH enabled: true) before asking for a redelivery.`);
-    const kept = await sql`select 1 from ${qualified(ctx.tenant.schema, 'event')} where uuid = ${original.event_uuid}::uuid`.execute(db);
-    if (kept.rows.length === 0) throw conflict(`The event ${original.event_uuid} is no longer kept and cannot be delivered again.`);
+    const kept = await tx.selectFrom('event').select(sql`1`.as('one')).where('uuid', '=', original.event_uuid).executeTakeFirst();
+    if (!kept) throw conflict(`The event ${original.event_uuid} is no longer kept and cannot be delivered again.`);
+    // Raw: `insert … select` numbers the attempt after the event's last one in the same statement.
+    const deliveries = tablesOf(ctx.tenant.schema)('webhook_deliveries');
     const res = await sql<DeliveryRow>`insert into ${deliveries} (uuid, webhook_uuid, event_uuid, event_type, attempt, redelivery, state)
       select ${newUuid()}::uuid, ${uuid}::uuid, ${original.event_uuid}::uuid, ${original.event_type},
         coalesce(max(attempt), 0) + 1, true, 'pending'
       from ${deliveries} where webhook_uuid = ${uuid}::uuid and event_uuid = ${original.event_uuid}::uuid
-      returning ${DELIVERY_COLUMNS}`.execute(db);
+      returning ${sql.join(DELIVERY_COLUMNS.map((c) => sql.ref(c)))}`.execute(db);
     await wakeWebhookDelivery(ctx, db);
     return deliveryOf(res.rows[0]!);
   });
@@ -199,7 +201,8 @@ export async function redeliver(ctx: ServiceContext, uuid: string, id: string): 
 
 /** Delivery attempts are kept as long as the events they delivered (EVENT_RETENTION_DAYS); the daily retention job. */
 export async function purgeDeliveries(db: Executor, schema: string, days = EVENT_RETENTION_DAYS): Promise<number> {
-  const res = await sql`delete from ${qualified(schema, 'webhook_deliveries')}
-    where created_at < now() - make_interval(days => ${days}) and state <> 'pending'`.execute(db);
-  return Number(res.numAffectedRows ?? 0);
+  const res = await inSchema(db, schema).deleteFrom('webhook_deliveries')
+    .where('created_at', '<', sql<string>`now() - make_interval(days => ${days})`).where('state', '<>', 'pending')
+    .executeTakeFirst();
+  return Number(res.numDeletedRows);
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { adminAddress } from '../../../src/resources/webhooks/delivery.js';
+import { adminAddress } from '../../../src/resources/webhooks/admin-mail.js';
 import { settingsWithDefaults } from '../../../src/platform/tenancy/settings.js';
 
 // Who is told when a webhook is disabled (issue 14): the setting contactEmail (D2 extension), else the address in mailFrom.
