@@ -5,7 +5,7 @@ import { anyOf, inSchema } from '../../platform/db/sql.js';
 import { purgeIdempotencyKeys } from '../../platform/http/idempotency.js';
 import { purgeOutbox } from '../../platform/mail/outbox.js';
 import { purgeEvents } from '../../platform/events/events.js';
-import { purgeDeliveries } from '../webhooks/service.js';
+import { purgeDeliveries } from '../../platform/webhooks/purge.js';
 import type { TenantJobData } from '../../platform/jobs/queue.js';
 import { decide, dueAccounts, loadOffers, nextCandidates, NIL_UUID } from './reads.js';
 import { pseudonymiseBatch, sweepAccounts } from './writes.js';

@@ -2,8 +2,7 @@ import type { Selectable } from 'kysely';
 import type { ServiceContext } from '../../platform/context.js';
 import { dbOf } from '../../platform/context.js';
 import { likePattern } from '../../platform/db/search.js';
-import { EVENT_RETENTION_DAYS } from '../../platform/events/events.js';
-import { inSchema, sql, tablesOf, type Executor, type TenantDB, type TenantExecutor } from '../../platform/db/sql.js';
+import { inSchema, sql, tablesOf, type TenantDB, type TenantExecutor } from '../../platform/db/sql.js';
 import { tenantDb } from '../../platform/db/tenant.js';
 import { formatTimestamp } from '../../platform/http/dates.js';
 import { pageOf } from '../../platform/http/fields.js';
@@ -197,12 +196,4 @@ export async function redeliver(ctx: ServiceContext, uuid: string, id: string): 
     await wakeWebhookDelivery(ctx, db);
     return deliveryOf(res.rows[0]!);
   });
-}
-
-/** Delivery attempts are kept as long as the events they delivered (EVENT_RETENTION_DAYS); the daily retention job. */
-export async function purgeDeliveries(db: Executor, schema: string, days = EVENT_RETENTION_DAYS): Promise<number> {
-  const res = await inSchema(db, schema).deleteFrom('webhook_deliveries')
-    .where('created_at', '<', sql<string>`now() - make_interval(days => ${days})`).where('state', '<>', 'pending')
-    .executeTakeFirst();
-  return Number(res.numDeletedRows);
 }

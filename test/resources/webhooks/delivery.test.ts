@@ -6,7 +6,7 @@ import { qualified, sql } from '../../../src/platform/db/sql.js';
 import { readEvents, recordEvent } from '../../../src/platform/events/events.js';
 import { newUuid } from '../../../src/platform/http/ids.js';
 import { deliverWebhooks, type DeliverOptions } from '../../../src/resources/webhooks/delivery.js';
-import { purgeDeliveries } from '../../../src/resources/webhooks/service.js';
+import { purgeDeliveries } from '../../../src/platform/webhooks/purge.js';
 import { createAccount, createEdition, createOffer, createParticipant } from '../money/helpers.js';
 
 // Issue 14: delivery of events to webhooks, through the delivery use case (the `webhook-deliver` job's work) and
