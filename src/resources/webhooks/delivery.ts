@@ -6,6 +6,7 @@ import { qualified, sql, unionAll, type Executor } from '../../platform/db/sql.j
 import { toEnvelope, type EventType } from '../../platform/events/events.js';
 import { QUEUES } from '../../platform/jobs/queue.js';
 import { queueMail } from '../../platform/mail/outbox.js';
+import { webhookDisabledMail } from '../../platform/mail/templates/de.js';
 import { resolveTarget, type Target } from '../../platform/net/outgoing.js';
 import type { Tenant } from '../../platform/tenancy/tenant.js';
 import { postSigned, type AttemptOutcome } from '../../platform/webhooks/sender.js';
@@ -187,22 +188,10 @@ export function adminAddress(tenant: Pick<Tenant, 'settings'>): string | null {
 async function tellAdmin(ctx: { tenant: Tenant; jobs?: ServiceContext['jobs'] }, db: Executor, sub: Claimed, failingSince: number): Promise<void> {
   const to = adminAddress(ctx.tenant);
   if (!to) return;
-  const since = new Date(failingSince).toLocaleString('de-DE', { timeZone: 'Europe/Berlin', dateStyle: 'medium', timeStyle: 'short' });
   await queueMail(ctx, db, {
     kind: 'webhook_disabled',
     recipient: to,
-    subject: 'Webhook abgeschaltet: Zustellung seit 24 Stunden fehlgeschlagen',
-    body: [
-      'Guten Tag,',
-      '',
-      `der Webhook ${sub.uuid} (${sub.url}) von ${ctx.tenant.name} wurde abgeschaltet: seit ${since} Uhr hat sein Empfänger keine`,
-      'Zustellung mehr mit einem Status 2xx beantwortet.',
-      '',
-      'Die Zustellversuche zeigt GET /webhooks/{uuid}/deliveries. Sobald der Empfänger wieder erreichbar ist, schaltet',
-      'PATCH /webhooks/{uuid} mit {"enabled": true} ihn wieder ein; die Ereignisse seither werden dann der Reihe nach zugestellt.',
-      '',
-      '(The webhook was disabled after 24 hours of failed deliveries; enable it again with PATCH {"enabled": true}.)',
-    ].join('\n'),
+    ...webhookDisabledMail({ webhook: sub.uuid, url: sub.url, tenantName: ctx.tenant.name, failingSince: new Date(failingSince) }),
     payload: { webhook: sub.uuid },
   });
 }
