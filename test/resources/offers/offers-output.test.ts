@@ -5,7 +5,8 @@ import { buildOpenApiDocument } from '../../../src/platform/http/openapi-documen
 import { finalResponse, outputChecks, response } from '../../../src/platform/http/response.js';
 import { procedure, router } from '../../../src/platform/http/trpc.js';
 import { listOffersInput, offerListResponse, offerOut } from '../../../src/resources/offers/schema.js';
-import { listOffers } from '../../../src/resources/offers/service.js';
+import { listOffers } from '../../../src/resources/offers/list.js';
+import { viewerOfActor } from '../../../src/platform/auth/viewer.js';
 import { startHarness, type Harness, type TestTenant } from '../../harness/harness.js';
 import { category, edition, offer, organiser, transition } from './helpers.js';
 
@@ -52,7 +53,7 @@ afterAll(() => h.close());
 describe('the offer list in final form', () => {
   it('anonymous and token lists hold no null anywhere and are unchanged by the checked schema', async () => {
     for (const actor of [null, admin]) {
-      const out = await listOffers({ ...t.context(), actor }, listOffersInput.parse({}));
+      const out = await listOffers({ ...t.context(), viewer: viewerOfActor(actor) }, listOffersInput.parse({}));
       expect(out.length).toBe(actor ? 3 : 2);
       expect(nullPaths(out)).toEqual([]);
       // The checked schema drops unknown keys and applies the null rule: nothing to drop, nothing to change.
