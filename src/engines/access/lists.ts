@@ -15,7 +15,6 @@ export type OfferInfo = {
   /** Whether the viewer sees the offer at all (offerVisibleSql). */
   visible: boolean;
   editionUuid: string | null;
-  published: boolean;
   hosts: string[];
   listsReleased: boolean;
   /** End of the offer's last occurrence (ms), null without dates. */
@@ -23,7 +22,7 @@ export type OfferInfo = {
 };
 
 type InfoRow = {
-  uuid: string; visible: boolean; editionUuid: string | null; published: boolean; hosts: string[]; listsReleased: boolean | null;
+  uuid: string; visible: boolean; editionUuid: string | null; hosts: string[]; listsReleased: boolean | null;
   dates: { begin: number; end: number; recurrence: string | null }[]; horizon: number | null;
 };
 
@@ -33,7 +32,7 @@ const ONE_YEAR_MS = 366 * 86_400_000;
 export async function loadOfferInfo(ctx: ServiceContext, db: Executor, offerUuid: string): Promise<OfferInfo | null> {
   const t = (name: string) => qualified(ctx.tenant.schema, name);
   const res = await sql<InfoRow>`
-    select o.uuid, coalesce(${offerVisibleSql(ctx.tenant.schema, ctx.viewer)}, false) as visible, o.edition_uuid as "editionUuid", 'published' = any(o.places) as published,
+    select o.uuid, coalesce(${offerVisibleSql(ctx.tenant.schema, ctx.viewer)}, false) as visible, o.edition_uuid as "editionUuid",
       coalesce((select json_agg(h.organiser_uuid) from ${t('offer_hosts')} h where h.offer_uuid = o.uuid), '[]'::json) as hosts,
       case when e.uuid is null then false else ${editionListsReleasedSql(ctx.tenant.schema, 'e')} end as "listsReleased",
       coalesce((select json_agg(json_build_object('begin', extract(epoch from d."begin") * 1000,
@@ -52,7 +51,7 @@ export async function loadOfferInfo(ctx: ServiceContext, db: Executor, offerUuid
     const occurrences = expandOccurrences({ begin: new Date(d.begin), end: new Date(d.end), recurrence: d.recurrence, horizon });
     for (const o of occurrences) endMs = Math.max(endMs ?? -Infinity, o.end.getTime());
   }
-  return { uuid: r.uuid, visible: r.visible, editionUuid: r.editionUuid, published: r.published, hosts: r.hosts, listsReleased: !!r.listsReleased, endMs };
+  return { uuid: r.uuid, visible: r.visible, editionUuid: r.editionUuid, hosts: r.hosts, listsReleased: !!r.listsReleased, endMs };
 }
 
 /**
