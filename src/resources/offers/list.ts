@@ -1,21 +1,19 @@
-import { expandOccurrences, touchesDays } from '../../domain/recurrence.js';
 import type { ServiceContext, Viewer } from '../../platform/context.js';
 import { dbOf } from '../../platform/context.js';
 import { publicCacheMs, TtlCache } from '../../platform/cache/ttl-cache.js';
 import { prepared } from '../../platform/db/prepared.js';
 import { GERMAN, likePattern } from '../../platform/db/search.js';
 import { sql, type Executor, type RawBuilder } from '../../platform/db/sql.js';
-import { berlinDayBounds } from '../../platform/http/dates.js';
 import { pageOf } from '../../platform/http/fields.js';
 import { parseId } from '../../platform/http/ids.js';
 import { notFound } from '../../platform/http/problem.js';
 import { offerNotFound, offerVisibleSql } from '../../engines/access/index.js';
+import { offersTouchingDays } from './dates.js';
 import { projection, tableOf, toOut } from './projection.js';
 import type { ListOffersInput, OfferOut } from './schema.js';
 
 // Reads of offers (spec 4.2; D5, D10): the list with its filters and one offer, each one projection
-// (projection.ts) among the offers the viewer may see; with `from`/`until` one more look-up of the candidate
-// dates, whose recurrences the pure rules expand.
+// (projection.ts) among the offers the viewer may see; with `from`/`until` one more look-up first (dates.ts).
 
 /** A reference filter value as id (UUID/base58) and as alias. */
 function refParams(value: string): { id: string | null; alias: string } {
@@ -32,30 +30,6 @@ function orderByOf(input: ListOffersInput): RawBuilder<unknown> {
     case 'modifiedAt': return sql`o.modified_at ${dir}, o.uuid`;
     default: return sql`fd.first_begin ${dir} nulls last, o.name ${GERMAN} ${dir}, o.uuid`;
   }
-}
-
-const ONE_YEAR_MS = 366 * 86_400_000;
-
-/** Offers with an occurrence on the Berlin days (D5, D10): coarse SQL pre-filter, exact check with the rules. */
-async function offersTouchingDays(ctx: ServiceContext, db: Executor, fromDay: string | null, untilDay: string | null): Promise<string[]> {
-  const rangeStart = fromDay ? berlinDayBounds(fromDay).start : null;
-  const rangeEnd = untilDay ? berlinDayBounds(untilDay).end : null;
-  const rows = await sql<{ offerUuid: string; horizon: Date | null; begin: Date; end: Date; recurrence: string | null }>`
-    select d.offer_uuid as "offerUuid", d."begin", d."end", d.recurrence,
-      case when d.recurrence is not null then (select max(t.end_at) from ${tableOf(ctx, 'edition_tasks')} t
-        where t.edition_uuid = o.edition_uuid) end as horizon
-    from ${tableOf(ctx, 'offer_dates')} d join ${tableOf(ctx, 'offers')} o on o.uuid = d.offer_uuid
-    where (${rangeEnd}::timestamptz is null or d."begin" < ${rangeEnd})
-      and (${rangeStart}::timestamptz is null or d.recurrence is not null or d."end" > ${rangeStart} or d."begin" >= ${rangeStart})`.execute(db);
-  const hits = new Set<string>();
-  for (const r of rows.rows) {
-    if (hits.has(r.offerUuid)) continue;
-    const begin = new Date(r.begin);
-    const horizon = r.horizon ? new Date(r.horizon) : new Date(begin.getTime() + ONE_YEAR_MS);
-    const occurrences = expandOccurrences({ begin, end: new Date(r.end), recurrence: r.recurrence, horizon });
-    if (touchesDays(occurrences, fromDay, untilDay)) hits.add(r.offerUuid);
-  }
-  return [...hits];
 }
 
 const publicLists = new TtlCache<OfferOut[]>();
