@@ -5,6 +5,7 @@ import { SMTPServer } from 'smtp-server';
 import { allocateByLot } from '../src/domain/lottery.js';
 import { tenantJobHandlers } from '../src/jobs.js';
 import type { Actor } from '../src/platform/auth/tokens.js';
+import { viewerOfActor } from '../src/platform/auth/viewer.js';
 import { loadConfig } from '../src/platform/config.js';
 import type { ServiceContext } from '../src/platform/context.js';
 import { createOrm, executorOf, migrateControl, type Orm } from '../src/platform/db/orm.js';
@@ -164,7 +165,7 @@ async function main() {
     await migrateControl(orm);
     const db = executorOf(orm);
     const o = orm;
-    const ctxOf = (tenant: Tenant, jobs?: ServiceContext['jobs']): ServiceContext => ({ tenant, em: o.em.fork({ schema: tenant.schema }), actor: ACTOR, log, jobs });
+    const ctxOf = (tenant: Tenant, jobs?: ServiceContext['jobs']): ServiceContext => ({ tenant, em: o.em.fork({ schema: tenant.schema }), viewer: viewerOfActor(ACTOR), log, jobs });
 
     // Two municipalities with the same data.
     const built: { tenant: Tenant; edition: string; waiting: number; buildMs: number }[] = [];

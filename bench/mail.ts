@@ -4,6 +4,7 @@ import { SMTPServer } from 'smtp-server';
 import type { AddressInfo } from 'node:net';
 import { tenantJobHandlers } from '../src/jobs.js';
 import type { Actor } from '../src/platform/auth/tokens.js';
+import { viewerOfActor } from '../src/platform/auth/viewer.js';
 import type { ServiceContext } from '../src/platform/context.js';
 import { createOrm, executorOf, migrateControl } from '../src/platform/db/orm.js';
 import { sql } from '../src/platform/db/sql.js';
@@ -86,7 +87,7 @@ async function main() {
     await migrateControl(orm);
     const tenant = await addTenant(orm, { slug: 'bench', name: 'Bench', hosts: [{ host: 'bench.test', basePath: '/api' }] });
     const workers = await startWorkers(orm, { ...loadConfig(), smtpUrl }, log, { schedule: false, handlers: tenantJobHandlers });
-    const ctx = (): ServiceContext => ({ tenant, em: orm.em.fork({ schema: tenant.schema }), actor: ACTOR, log, jobs: workers.sender });
+    const ctx = (): ServiceContext => ({ tenant, em: orm.em.fork({ schema: tenant.schema }), viewer: viewerOfActor(ACTOR), log, jobs: workers.sender });
     try {
       // 1. One family mail after an application with notify (first come first served, unlimited places).
       const open = await createEdition(ctx(), createEditionInput.parse({ name: 'Offen', procedure: 'firstcome' }));

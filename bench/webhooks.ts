@@ -7,6 +7,7 @@ import pg from 'pg';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { createOrm, executorOf, migrateControl } from '../src/platform/db/orm.js';
+import { systemViewer } from '../src/platform/auth/viewer.js';
 import { EVENT_TYPES, recordEvents, type NewEvent } from '../src/platform/events/events.js';
 import { newUuid } from '../src/platform/http/ids.js';
 import { startJobSender } from '../src/platform/jobs/queue.js';
@@ -95,7 +96,7 @@ async function main() {
     for (const tenant of tenants) {
       for (const type of TYPES) {
         const hookPath = `${tenant.slug}-${type}`;
-        const ctx = { tenant, em: orm.em.fork({ schema: tenant.schema }), actor: null, log };
+        const ctx = { tenant, em: orm.em.fork({ schema: tenant.schema }), viewer: systemViewer('bench'), log };
         const w = await createWebhook(ctx, { url: `http://127.0.0.1:${port}/${hookPath}`, events: [type] });
         secrets.set(hookPath, new Webhook(w.secret));
         subscriptions.push({ secret: w.secret, path: hookPath });

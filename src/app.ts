@@ -9,6 +9,7 @@ import type { Logger } from './platform/logging/logger.js';
 import type { TenantRegistry } from './platform/tenancy/registry.js';
 import { resolveTenant, tenantOf } from './platform/tenancy/middleware.js';
 import { actorOf, authenticate, rejectInvalidToken } from './platform/auth/middleware.js';
+import { viewerOfActor } from './platform/auth/viewer.js';
 import { readBody } from './platform/http/body.js';
 import { openApiHandler } from './platform/http/openapi-adapter.js';
 import { checkIfMatch, getRoutes, tagResponses } from './platform/http/conditional.js';
@@ -107,9 +108,11 @@ export function createApp(deps: AppDeps) {
     if (req.method === 'HEAD') req.method = 'GET';
     const { tenant } = tenantOf(req);
     const actor = actorOf(req);
+    // The caller's viewer, built once for the request (platform/auth/viewer.ts).
+    const viewer = viewerOfActor(actor);
     const buildContext = (): TrpcContext => ({
       tenant,
-      actor,
+      viewer,
       em: orm.em.fork({ schema: tenant.schema }),
       log,
       jobs: deps.jobs,

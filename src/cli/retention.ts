@@ -1,5 +1,6 @@
 import { expectPositionals, expectSlug, parseCommandArgs } from './args.js';
 import { UsageError } from './errors.js';
+import { systemViewer } from '../platform/auth/viewer.js';
 import { note, out } from './output.js';
 import { requireTenant, withRuntime } from './runtime.js';
 
@@ -25,7 +26,7 @@ async function run(args: string[]): Promise<void> {
     // The run needs the tenant's schema up to date (the retention columns); a no-op when it is.
     const applied = await migrateTenantSchema(orm, tenant.schema);
     if (applied.length) note(`migrated tenant "${slug}": ${applied.join(', ')}`);
-    const result = await runRetention({ tenant, em: orm.em.fork({ schema: tenant.schema }), actor: null, log }, { dryRun });
+    const result = await runRetention({ tenant, em: orm.em.fork({ schema: tenant.schema }), viewer: systemViewer('cli'), log }, { dryRun });
     for (const uuid of result.participantUuids) await out(`participant\t${uuid}`);
     for (const uuid of result.accountUuids) await out(`account\t${uuid}`);
     note(dryRun

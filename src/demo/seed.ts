@@ -1,6 +1,7 @@
 import { DateTime } from 'luxon';
 import { slugify } from '../domain/alias.js';
-import type { Actor, ServiceContext } from '../platform/context.js';
+import type { ServiceContext } from '../platform/context.js';
+import { systemViewer } from '../platform/auth/viewer.js';
 import { dbOf } from '../platform/context.js';
 import type { Orm } from '../platform/db/orm.js';
 import { executorOf } from '../platform/db/orm.js';
@@ -17,7 +18,8 @@ import { createCategory } from '../resources/categories/service.js';
 import { createEditionInput } from '../resources/editions/schema.js';
 import { createEdition } from '../resources/editions/service.js';
 import { createOfferInput, transitionOfferInput } from '../resources/offers/schema.js';
-import { createOffer, transitionOffer } from '../resources/offers/service.js';
+import { createOffer } from '../resources/offers/service.js';
+import { transitionOffer } from '../resources/offers/workflow.js';
 import { createOrganiserInput } from '../resources/organisers/schema.js';
 import { createOrganiser } from '../resources/organisers/service.js';
 import { createParticipantInput } from '../resources/participants/schema.js';
@@ -45,15 +47,8 @@ export type DemoCounts = {
 export const DEMO_EDITION = { name: 'Ferienprogramm 2027', alias: 'ferienprogramm-2027' } as const;
 export const DEMO_MEDIA_BASE = 'https://images.musterstadt.example/ferien/';
 
-/** The admin on whose behalf the demo is written (no token row: it never authenticates over HTTP). */
-const DEMO_ACTOR: Actor = {
-  tokenId: '00000000-0000-4000-8000-00000000de30',
-  name: 'Demo-Daten',
-  role: 'admin',
-  access: 'read-write',
-  ownerKind: 'service',
-  organiserIds: [],
-};
+/** The demo is written by the service itself (it never authenticates over HTTP): the system viewer. */
+const DEMO_VIEWER = systemViewer('demo');
 
 const silent = createLogger('silent');
 
@@ -277,7 +272,7 @@ async function underSeedLock<T>(orm: Orm, slug: string, log: Logger, work: (ctx:
   const tenant = await tenantOrThrow(orm, slug);
   return orm.em.fork({ schema: tenant.schema }).transactional(async (em) => {
     await sql`select pg_advisory_xact_lock(hashtext(${`demo-seed:${tenant.schema}`}))`.execute(dbOf(em));
-    return work({ tenant, em, actor: DEMO_ACTOR, log });
+    return work({ tenant, em, viewer: DEMO_VIEWER, log });
   });
 }
 

@@ -1,20 +1,22 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from './logging/logger.js';
 import type { Actor } from './auth/tokens.js';
+import type { Viewer } from './auth/viewer.js';
 import type { Tenant } from './tenancy/tenant.js';
 import type { Executor } from './db/sql.js';
 import type { JobSender } from './jobs/queue.js';
 
-export type { Actor };
+export type { Actor, Viewer };
 
 /**
  * What every use case receives first (style rule 4): the tenant resolved once at the edge, an entity
- * manager bound to the tenant's schema, the caller, and a logger. Jobs and the CLI build the same shape.
+ * manager bound to the tenant's schema, the caller (its viewer, built once: platform/auth/viewer.ts), and a
+ * logger. Jobs and the CLI build the same shape and name their viewer (the system) explicitly.
  */
 export type ServiceContext = {
   tenant: Tenant;
   em: EntityManager;
-  actor: Actor | null;
+  viewer: Viewer;
   log: Logger;
   /** Enqueues background work (D9); set by the API, absent in jobs, the CLI and plain test contexts. */
   jobs?: JobSender;

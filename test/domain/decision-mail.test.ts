@@ -1,5 +1,6 @@
 import { describe, it, expect } from 'vitest';
-import { composeDecisionMails, decisionLine, formatEuro, type ReleasedDecision } from '../../src/domain/decision-mail.js';
+import { formatEuro, type ReleasedDecision } from '../../src/domain/decision-mail.js';
+import { composeDecisionMails, decisionLine } from '../../src/platform/mail/templates/de.js';
 
 // The commit e-mail (D7, D10 "Lot and commit"): one per family, children by first name, a decision per offer.
 let n = 0;

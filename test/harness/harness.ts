@@ -5,6 +5,7 @@ import { afterAll, beforeAll, inject } from 'vitest';
 import type { AnyRouter } from '@trpc/server';
 import { createApp } from '../../src/app.js';
 import { insertToken, type TokenAccess, type TokenRole } from '../../src/platform/auth/tokens.js';
+import { systemViewer } from '../../src/platform/auth/viewer.js';
 import type { ServiceContext } from '../../src/platform/context.js';
 import { createOrm, executorOf, migrateControl, type Orm } from '../../src/platform/db/orm.js';
 import type { Executor } from '../../src/platform/db/sql.js';
@@ -175,7 +176,7 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
       post: (p, body, ro) => req('POST', p, { body, ...ro }),
       patch: (p, body, ro) => req('PATCH', p, { body, ...ro }),
       del: (p, ro) => req('DELETE', p, ro),
-      context: () => ({ tenant: t, em: orm.em.fork({ schema: t.schema }), actor: null, log: silent, jobs: sender }),
+      context: () => ({ tenant: t, em: orm.em.fork({ schema: t.schema }), viewer: systemViewer('test'), log: silent, jobs: sender }),
     };
   };
 

@@ -2,24 +2,19 @@ import { expandOccurrences } from '../../domain/recurrence.js';
 import { listAccessDetail, organiserListAccess } from '../../domain/participant-list-access.js';
 import type { ServiceContext } from '../../platform/context.js';
 import { qualified, sql, type Executor } from '../../platform/db/sql.js';
-import { forbidden, notFound } from '../../platform/http/problem.js';
+import { forbidden } from '../../domain/errors.js';
 import { editionListsReleasedSql } from '../edition-phases/index.js';
+import { offerNotFound, offerVisibleSql, ownsOffer } from './offers.js';
 
-// Who may read and change which participant list (spec 4.3 "Access rules", "Update", "Transition",
-// "Transfer"; D2 settings). The rules themselves are in src/domain/participant-list-access.ts.
-
-export type Viewer = { kind: 'admin' } | { kind: 'organiser'; organiserIds: string[] };
-
-export function viewerOf(ctx: ServiceContext): Viewer {
-  const actor = ctx.actor;
-  if (actor && actor.role === 'organiser') return { kind: 'organiser', organiserIds: actor.organiserIds };
-  return { kind: 'admin' };
-}
+// Who may read and change which participant list, and see which application (spec 4.3 "Access rules",
+// "Update", "Transition", "Transfer", 5.5; D2 settings). The rules themselves are in
+// src/domain/participant-list-access.ts; which offers a viewer sees at all is offers.ts's.
 
 export type OfferInfo = {
   uuid: string;
+  /** Whether the viewer sees the offer at all (offerVisibleSql). */
+  visible: boolean;
   editionUuid: string | null;
-  published: boolean;
   hosts: string[];
   listsReleased: boolean;
   /** End of the offer's last occurrence (ms), null without dates. */
@@ -27,7 +22,7 @@ export type OfferInfo = {
 };
 
 type InfoRow = {
-  uuid: string; editionUuid: string | null; published: boolean; hosts: string[]; listsReleased: boolean | null;
+  uuid: string; visible: boolean; editionUuid: string | null; hosts: string[]; listsReleased: boolean | null;
   dates: { begin: number; end: number; recurrence: string | null }[]; horizon: number | null;
 };
 
@@ -37,7 +32,7 @@ const ONE_YEAR_MS = 366 * 86_400_000;
 export async function loadOfferInfo(ctx: ServiceContext, db: Executor, offerUuid: string): Promise<OfferInfo | null> {
   const t = (name: string) => qualified(ctx.tenant.schema, name);
   const res = await sql<InfoRow>`
-    select o.uuid, o.edition_uuid as "editionUuid", 'published' = any(o.places) as published,
+    select o.uuid, coalesce(${offerVisibleSql(ctx.tenant.schema, ctx.viewer)}, false) as visible, o.edition_uuid as "editionUuid",
       coalesce((select json_agg(h.organiser_uuid) from ${t('offer_hosts')} h where h.offer_uuid = o.uuid), '[]'::json) as hosts,
       case when e.uuid is null then false else ${editionListsReleasedSql(ctx.tenant.schema, 'e')} end as "listsReleased",
       coalesce((select json_agg(json_build_object('begin', extract(epoch from d."begin") * 1000,
@@ -56,58 +51,61 @@ export async function loadOfferInfo(ctx: ServiceContext, db: Executor, offerUuid
     const occurrences = expandOccurrences({ begin: new Date(d.begin), end: new Date(d.end), recurrence: d.recurrence, horizon });
     for (const o of occurrences) endMs = Math.max(endMs ?? -Infinity, o.end.getTime());
   }
-  return { uuid: r.uuid, editionUuid: r.editionUuid, published: r.published, hosts: r.hosts, listsReleased: !!r.listsReleased, endMs };
-}
-
-export const offerNotFound = (uuid: string) => notFound(`No offer with the identifier ${uuid} exists, or you may not see it.`);
-
-/** Whether the caller sees the offer at all (the offers resource's rule: organisers see published and own offers). */
-export function offerVisible(viewer: Viewer, info: OfferInfo): boolean {
-  if (viewer.kind === 'admin') return true;
-  return info.published || ownOffer(viewer, info);
-}
-
-export function ownOffer(viewer: Viewer, info: OfferInfo): boolean {
-  return viewer.kind === 'organiser' && info.hosts.some((h) => viewer.organiserIds.includes(h));
+  return { uuid: r.uuid, visible: r.visible, editionUuid: r.editionUuid, hosts: r.hosts, listsReleased: !!r.listsReleased, endMs };
 }
 
 /**
- * Spec 4.3: the caller may read the offer's participant list. Unknown (or, for an organiser, invisible) offer:
- * 404; an offer without an edition: 403 for everyone; organisers: own offer, released lists, within the
- * retention period, else 403.
+ * Spec 4.3: the caller may read the offer's participant list. Unknown (or invisible) offer: 404; an offer
+ * without an edition: 403 for everyone; admins and the system: yes; organisers: own offer, released lists,
+ * within the retention period, else 403; anyone else: 403.
  */
 export async function assertListReadable(
   ctx: ServiceContext, db: Executor, offerUuid: string, missing: () => Error = () => offerNotFound(offerUuid),
 ): Promise<OfferInfo> {
-  const viewer = viewerOf(ctx);
+  const viewer = ctx.viewer;
   const info = await loadOfferInfo(ctx, db, offerUuid);
-  if (!info || !offerVisible(viewer, info)) throw missing();
+  if (!info || !info.visible) throw missing();
   if (!info.editionUuid) throw forbidden(`The offer ${offerUuid} belongs to no edition; it has no participant list.`);
-  if (viewer.kind === 'organiser') {
-    const access = organiserListAccess({
-      ownOffer: ownOffer(viewer, info),
-      listsReleased: info.listsReleased,
-      offerEnd: info.endMs === null ? null : new Date(info.endMs),
-      retentionWeeks: ctx.tenant.settings.retentionWeeks,
-      now: new Date(),
-    });
-    if (access !== 'ok') throw forbidden(listAccessDetail(access));
+  switch (viewer.kind) {
+    case 'admin':
+    case 'system':
+      return info;
+    case 'organiser': {
+      const access = organiserListAccess({
+        ownOffer: ownsOffer(viewer, info.hosts),
+        listsReleased: info.listsReleased,
+        offerEnd: info.endMs === null ? null : new Date(info.endMs),
+        retentionWeeks: ctx.tenant.settings.retentionWeeks,
+        now: new Date(),
+      });
+      if (access !== 'ok') throw forbidden(listAccessDetail(access));
+      return info;
+    }
+    default:
+      throw forbidden('Participant lists are only for admins and organisers.');
   }
-  return info;
 }
 
 /** Organisers change lists (PATCH, transitions) only where the installation lets them (D2), on lists they can read. */
 export async function assertListEditable(ctx: ServiceContext, db: Executor, offerUuid: string, missing?: () => Error): Promise<void> {
   await assertListReadable(ctx, db, offerUuid, missing);
-  if (viewerOf(ctx).kind === 'organiser' && !ctx.tenant.settings.organisersEditParticipantLists) {
+  if (ctx.viewer.kind === 'organiser' && !ctx.tenant.settings.organisersEditParticipantLists) {
     throw forbidden('This installation does not let organisers edit their participant lists.');
   }
 }
 
-/** Spec 4.3 "Transfer" rule 5: organisers only with organisersTransferParticipants and a list they can see. */
-export async function assertMayTransfer(ctx: ServiceContext, db: Executor, offerUuid: string, missing?: () => Error): Promise<void> {
-  await assertListReadable(ctx, db, offerUuid, missing);
-  if (viewerOf(ctx).kind === 'organiser' && !ctx.tenant.settings.organisersTransferParticipants) {
+/**
+ * Spec 4.3 "Transfer" rule 5: organisers only with organisersTransferParticipants and a list they can see; the
+ * target offer must be one the viewer sees (404 otherwise); answers the target.
+ */
+export async function assertMayTransfer(
+  ctx: ServiceContext, db: Executor, sourceUuid: string, targetUuid: string, missing?: () => Error,
+): Promise<OfferInfo> {
+  await assertListReadable(ctx, db, sourceUuid, missing);
+  if (ctx.viewer.kind === 'organiser' && !ctx.tenant.settings.organisersTransferParticipants) {
     throw forbidden('This installation does not let organisers transfer participants.');
   }
+  const target = await loadOfferInfo(ctx, db, targetUuid);
+  if (!target || !target.visible) throw offerNotFound(targetUuid);
+  return target;
 }

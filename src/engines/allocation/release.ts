@@ -1,5 +1,6 @@
 import type { AttendanceState } from '../../domain/attendance-states.js';
-import { composeDecisionMails, type ReleasedDecision } from '../../domain/decision-mail.js';
+import type { ReleasedDecision } from '../../domain/decision-mail.js';
+import { composeDecisionMails } from '../../platform/mail/templates/de.js';
 import type { ServiceContext } from '../../platform/context.js';
 import { sql, type Executor } from '../../platform/db/sql.js';
 import { queueMails } from '../../platform/mail/outbox.js';

@@ -2,39 +2,11 @@ import type { AttendanceState } from '../../domain/attendance-states.js';
 import type { ServiceContext } from '../../platform/context.js';
 import { qualified, sql, type Executor } from '../../platform/db/sql.js';
 import { queueMail, type QueuedMail } from '../../platform/mail/outbox.js';
+import { applicationStateMail } from '../../platform/mail/templates/de.js';
 
 const table = (ctx: ServiceContext, name: string) => qualified(ctx.tenant.schema, name);
 
 // ---- e-mail to the family (D9: an outbox row in the same transaction) -------------------------------
-
-const SUBJECTS: Record<AttendanceState, string> = {
-  waiting: 'Anmeldung eingegangen',
-  confirmed: 'Platzzusage',
-  waitlisted: 'Warteliste',
-  rejected: 'Absage',
-  withdrawn: 'Abmeldung',
-  unfulfilled: 'Leider kein Platz',
-  participated: 'Teilnahme',
-  noshow: 'Nicht erschienen',
-  email_unconfirmed: 'Bitte E-Mail-Adresse bestätigen',
-  consents_outstanding: 'Einverständnis fehlt',
-};
-
-function bodyFor(status: AttendanceState, child: string, offer: string): string {
-  const lines: Record<AttendanceState, string> = {
-    waiting: `die Anmeldung von ${child} für „${offer}“ ist eingegangen. Über die Plätze wird noch entschieden.`,
-    confirmed: `${child} hat einen Platz für „${offer}“ bekommen.`,
-    waitlisted: `${child} steht für „${offer}“ auf der Warteliste. Wird ein Platz frei, melden wir uns.`,
-    rejected: `für „${offer}“ können wir ${child} leider keinen Platz geben.`,
-    withdrawn: `die Anmeldung von ${child} für „${offer}“ wurde zurückgezogen.`,
-    unfulfilled: `bei der Platzvergabe für „${offer}“ hat ${child} leider keinen Platz bekommen.`,
-    participated: `schön, dass ${child} an „${offer}“ teilgenommen hat.`,
-    noshow: `${child} ist zu „${offer}“ nicht erschienen.`,
-    email_unconfirmed: `bitte bestätigen Sie Ihre E-Mail-Adresse für die Anmeldung von ${child} zu „${offer}“.`,
-    consents_outstanding: `für die Anmeldung von ${child} zu „${offer}“ fehlt noch ein Einverständnis.`,
-  };
-  return `Guten Tag,\n\n${lines[status]}\n\nIhr Ferienprogramm-Team\n`;
-}
 
 /**
  * Queues the family's e-mail about the application's current state: to the account's address, else the
@@ -55,15 +27,14 @@ export async function queueDecisionMail(ctx: ServiceContext, db: Executor, atten
   return true;
 }
 
-/** The family's e-mail about an application's state (German, D9), as the outbox stores it. */
+/** The family's e-mail about an application's state (D9; its text: platform/mail/templates/de.ts), as the outbox stores it. */
 export function decisionMail(m: {
   attendance: string; status: AttendanceState; offer: string; offerName: string; firstname: string | null; email: string; cause: string;
 }): QueuedMail {
   return {
     kind: `attendance_${m.status}`,
     recipient: m.email,
-    subject: `${SUBJECTS[m.status]}: ${m.offerName}`,
-    body: bodyFor(m.status, m.firstname ?? 'Ihr Kind', m.offerName),
+    ...applicationStateMail({ status: m.status, offerName: m.offerName, firstname: m.firstname }),
     payload: { attendance: m.attendance, offer: m.offer, status: m.status, cause: m.cause },
   };
 }

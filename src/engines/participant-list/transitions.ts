@@ -2,6 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { applyTransition, freesPlaceForRefill, notAllowedDetail, type AttendanceTransition } from '../../domain/attendance-states.js';
 import { beyondCapacityReason, confirmsBeyondCapacity } from '../../domain/participant-list.js';
 import type { ServiceContext } from '../../platform/context.js';
+import { roleOf } from '../../platform/auth/viewer.js';
 import { dbOf } from '../../platform/context.js';
 import { qualified, sql, type Executor } from '../../platform/db/sql.js';
 import { recordEvents } from '../../platform/events/events.js';
@@ -35,7 +36,7 @@ export async function transitionLocked(
   // Issue 13: the team may confirm past the offer's capacity; that is recorded on the application.
   if (result.to === 'confirmed' && result.from !== 'confirmed') {
     const others = await confirmedCount(ctx, db, offer.uuid, a.uuid);
-    if (confirmsBeyondCapacity(offer.maxParticipants, others)) a.decisionReason = beyondCapacityReason(ctx.actor?.role ?? null);
+    if (confirmsBeyondCapacity(offer.maxParticipants, others)) a.decisionReason = beyondCapacityReason(roleOf(ctx.viewer));
   }
   a.modifiedAt = now;
   await em.flush();

@@ -25,19 +25,26 @@ const t = initTRPC.context<TrpcContext>().meta<Meta>().create();
 
 const enforceAccess = t.middleware(({ ctx, meta, next }) => {
   const access = meta?.access ?? 'read';
-  const actor = ctx.actor;
-  if (!actor) {
-    if (access !== 'public') throw unauthorized('This endpoint needs an access token (Authorization: Bearer <token>).');
-    if (!ctx.tenant.settings.publicAccess) throw unauthorized('Public access is switched off; send an access token.');
-    return next();
+  const viewer = ctx.viewer;
+  switch (viewer.kind) {
+    case 'anonymous':
+      if (access !== 'public') throw unauthorized('This endpoint needs an access token (Authorization: Bearer <token>).');
+      if (!ctx.tenant.settings.publicAccess) throw unauthorized('Public access is switched off; send an access token.');
+      return next();
+    case 'legacy':
+      if (access !== 'public') throw forbidden('This token has the scope api:offer:read and may only read offers.');
+      break;
+    case 'admin':
+    case 'organiser':
+      if (access === 'write' && viewer.actor.access !== 'read-write') {
+        throw forbidden('This token is read-only and may not change anything.');
+      }
+      break;
+    default:
+      // Requests carry a token's viewer or none; anything else is refused.
+      throw unauthorized('This endpoint needs an access token (Authorization: Bearer <token>).');
   }
-  if (access !== 'public' && actor.access === 'legacy') {
-    throw forbidden('This token has the scope api:offer:read and may only read offers.');
-  }
-  if (access === 'write' && actor.access !== 'read-write') {
-    throw forbidden('This token is read-only and may not change anything.');
-  }
-  if (meta?.roles && !meta.roles.includes(actor.role)) {
+  if (meta?.roles && !meta.roles.includes(viewer.actor.role)) {
     throw forbidden(`This action needs the role ${meta.roles.map((r) => `ROLE_${r.toUpperCase()}`).join(' or ')}.`);
   }
   return next();

@@ -1,4 +1,5 @@
 import { fromKysely, PgBoss, type ConstructorOptions, type Queue } from 'pg-boss';
+import { systemViewer } from '../auth/viewer.js';
 import type { ServiceContext } from '../context.js';
 import type { Orm } from '../db/orm.js';
 import { executorOf } from '../db/orm.js';
@@ -206,7 +207,7 @@ export async function runTenantJob(orm: Orm, log: Logger, handler: TenantJobHand
     log.warn({ tenant: data.tenant }, 'job for an unknown tenant dropped');
     return;
   }
-  await handler({ tenant, em: orm.em.fork({ schema: tenant.schema }), actor: null, log: log.child({ tenant: tenant.slug }), jobs }, data);
+  await handler({ tenant, em: orm.em.fork({ schema: tenant.schema }), viewer: systemViewer('job'), log: log.child({ tenant: tenant.slug }), jobs }, data);
 }
 
 /**

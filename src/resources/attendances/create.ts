@@ -10,7 +10,7 @@ import { unprocessable } from '../../domain/errors.js';
 import { syncCharges } from '../../engines/ledger/index.js';
 import { wakeMailSender } from '../../platform/mail/outbox.js';
 import { editionProcedureSql } from '../../engines/edition-phases/index.js';
-import { viewerOf } from '../../engines/access/lists.js';
+import { roleOf } from '../../platform/auth/viewer.js';
 import { Attendance } from './entity.js';
 import { statusChanged } from '../../engines/participant-list/index.js';
 import { recordEvent, recordEvents } from '../../platform/events/events.js';
@@ -87,7 +87,7 @@ async function createAtOnce(ctx: ServiceContext, input: CreateAttendanceInput): 
     const target = chargeTarget({ status, heldBack, fee: offer.fee, payableSwitchedOff: false, paid: false, charged: 0, offerCancelled: offer.cancelled });
     return {
       status,
-      decisionReason: beyond ? beyondCapacityReason(ctx.actor?.role ?? null) : input.status ? null : REASONS[status],
+      decisionReason: beyond ? beyondCapacityReason(roleOf(ctx.viewer)) : input.status ? null : REASONS[status],
       charge: chargePostings([], 'home', target).reduce((sum, posting) => sum + posting.amount, 0),
       mail: input.notify && pre.email
         ? decisionMail({ attendance: id, status, offer: offer.uuid, offerName: offer.name, firstname: pre.firstname, email: pre.email, cause: 'created' })
@@ -113,7 +113,7 @@ async function createAtOnce(ctx: ServiceContext, input: CreateAttendanceInput): 
   if (result.subscribed) await wake('webhook delivery', wakeWebhookDelivery(ctx, db));
   // The answer from what was read and written (the projection's row of it), without reading it again.
   const at = result.at;
-  return toOut(viewerOf(ctx), {
+  return toOut(ctx.viewer, {
     uuid: id, status: result.status, sorting: result.sorting, userPriority: null, allAlternateDates: input.allAlternateDates ?? true,
     consentOutstanding: false, heldBack, decisionReason: chosen.decisionReason, createdByAdmin: true, fee: offer.fee,
     payableSwitchedOff: false, paid: false, answers: [], confirmedAt: result.status === 'confirmed' ? at : null,
@@ -209,7 +209,7 @@ async function createInTransaction(ctx: ServiceContext, input: CreateAttendanceI
     const order = await saveOrder(ctx, db, [...rows.filter((r) => r !== previous), row], id);
     // Issue 13: a confirmation the caller asked for past the offer's capacity is allowed, and recorded.
     const beyond = input.status === 'confirmed' && confirmsBeyondCapacity(offer.maxParticipants, confirmed);
-    const reason = beyond ? beyondCapacityReason(ctx.actor?.role ?? null) : input.status ? null : REASONS[status];
+    const reason = beyond ? beyondCapacityReason(roleOf(ctx.viewer)) : input.status ? null : REASONS[status];
     const fields = {
       status, sorting: order.get(id)!, heldBack: input.commit === false, decisionReason: reason, modifiedAt: now,
     };

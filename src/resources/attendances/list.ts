@@ -1,5 +1,4 @@
 import { availableTransitions, type AttendanceState } from '../../domain/attendance-states.js';
-import { organiserSeesNames } from '../../domain/participant-list-access.js';
 import { isPayable } from '../../domain/payable.js';
 import { ageAtOffer } from '../../domain/retention.js';
 import type { ServiceContext } from '../../platform/context.js';
@@ -12,7 +11,7 @@ import { notFound } from '../../domain/errors.js';
 import { badRequest } from '../../platform/http/problem.js';
 import { resolveAccountRef } from '../../engines/families/index.js';
 import { fullNameSql, participantNameSql } from '../../engines/families/index.js';
-import { assertListReadable, viewerOf, type Viewer } from '../../engines/access/lists.js';
+import { assertListReadable, seesApplicantNames, type Viewer } from '../../engines/access/index.js';
 import type { StoredAnswer } from './entity.js';
 import type { AttendanceOut, ListAttendancesInput, OfferAttendancesInput } from './schema.js';
 
@@ -81,7 +80,7 @@ function projection(ctx: ServiceContext, where: RawBuilder<unknown>, orderBy: Ra
 
 export function toOut(viewer: Viewer, r: Row): AttendanceOut {
   // Spec 5.5: names the caller may not see are left out and flagged; a pseudonymised participant has none (D9).
-  const masked = viewer.kind === 'organiser' && !organiserSeesNames({ status: r.status, heldBack: r.heldBack });
+  const masked = !seesApplicantNames(viewer, { status: r.status, heldBack: r.heldBack });
   const participantName = r.pseudonymised ? null : r.participantName;
   const withheld = masked && (participantName !== null || r.accountName !== null);
   const out = {
@@ -125,7 +124,7 @@ export function toOut(viewer: Viewer, r: Row): AttendanceOut {
 /** One application as the caller sees it, without access checks (for responses to writes); null when gone. */
 export async function readAttendance(ctx: ServiceContext, uuid: string, db: Executor = dbOf(ctx.em)): Promise<AttendanceOut | null> {
   const res = await projection(ctx, sql`a.uuid = ${uuid}::uuid`, sql`a.uuid`, 1, 0).execute(db);
-  return res.rows[0] ? toOut(viewerOf(ctx), res.rows[0]) : null;
+  return res.rows[0] ? toOut(ctx.viewer, res.rows[0]) : null;
 }
 
 export const attendanceNotFound = (uuid: string) =>
@@ -158,7 +157,7 @@ type Filters = Omit<ListAttendancesInput, 'offer'>;
 
 export async function listAttendances(ctx: ServiceContext, input: ListAttendancesInput): Promise<AttendanceOut[]> {
   const db = dbOf(ctx.em);
-  const viewer = viewerOf(ctx);
+  const viewer = ctx.viewer;
   let offerUuid: string | null = null;
   if (input.offer !== undefined) {
     // Spec 1.9: the one reference filter where matching nothing is an error (404).
@@ -176,7 +175,7 @@ export async function listOfferAttendances(ctx: ServiceContext, input: OfferAtte
 }
 
 async function listOf(ctx: ServiceContext, db: Executor, offerUuid: string | null, input: Filters, missing?: () => Error): Promise<AttendanceOut[]> {
-  const viewer = viewerOf(ctx);
+  const viewer = ctx.viewer;
   if (offerUuid) await assertListReadable(ctx, db, offerUuid, missing);
   const { limit, offset } = pageOf(input);
   const conds: RawBuilder<unknown>[] = [sql`true`];

@@ -7,7 +7,7 @@ import { assertPatchNotEmpty, wasSent } from '../../platform/http/patch.js';
 import { conflict, invalid, unprocessable, violation, type Violation } from '../../domain/errors.js';
 import { syncCharges } from '../../engines/ledger/index.js';
 import type { ApplicationQuestion } from '../offers/entity.js';
-import { assertListEditable } from '../../engines/access/lists.js';
+import { assertListEditable } from '../../engines/access/index.js';
 import { Attendance, type StoredAnswer } from './entity.js';
 import { accountsOf } from '../../engines/participant-list/index.js';
 import { recordEvent } from '../../platform/events/events.js';

@@ -5,7 +5,8 @@ import { newUuid } from '../../platform/http/ids.js';
 import { conflict } from '../../domain/errors.js';
 import { syncCharges } from '../../engines/ledger/index.js';
 import { moveReceiptLines } from '../../engines/ledger/index.js';
-import { assertMayTransfer, loadOfferInfo, offerNotFound, offerVisible, viewerOf } from '../../engines/access/lists.js';
+import { assertMayTransfer, offerNotFound } from '../../engines/access/index.js';
+import { roleOf } from '../../platform/auth/viewer.js';
 import { Attendance } from './entity.js';
 import { accountsOf } from '../../engines/participant-list/index.js';
 import { recordEvent } from '../../platform/events/events.js';
@@ -33,9 +34,7 @@ export async function transferAttendance(ctx: ServiceContext, input: TransferAtt
     const missing = () => attendanceNotFound(input.uuid);
     const sourceUuid = await offerOfAttendance(ctx, db, input.uuid);
     if (!sourceUuid) throw missing();
-    await assertMayTransfer(ctx, db, sourceUuid, missing);
-    const targetInfo = await loadOfferInfo(ctx, db, input.offer);
-    if (!targetInfo || !offerVisible(viewerOf(ctx), targetInfo)) throw offerNotFound(input.offer);
+    const targetInfo = await assertMayTransfer(ctx, db, sourceUuid, input.offer, missing);
     if (targetInfo.uuid === sourceUuid) throw conflict('The application is already for this offer; a transfer needs another offer.');
 
     const locked = await lockOffers(ctx, db, [sourceUuid, targetInfo.uuid]);
@@ -61,7 +60,7 @@ export async function transferAttendance(ctx: ServiceContext, input: TransferAtt
     const next = em.create(Attendance, {
       uuid: newUuid(), offerUuid: target.uuid, participantUuid: old.participantUuid, status, sorting: null,
       userPriority: old.userPriority ?? null, allAlternateDates: old.allAlternateDates, consentOutstanding: old.consentOutstanding,
-      heldBack: input.commit === false, decisionReason: beyond ? beyondCapacityReason(ctx.actor?.role ?? null) : null, createdByAdmin: true,
+      heldBack: input.commit === false, decisionReason: beyond ? beyondCapacityReason(roleOf(ctx.viewer)) : null, createdByAdmin: true,
       fee: old.fee ?? null, payableSwitchedOff: old.payableSwitchedOff, paid: old.paid,
       answers: [], confirmedAt: status === 'confirmed' ? now : null, statusChangedAt: now, createdAt: now, modifiedAt: now,
     });

@@ -4,7 +4,7 @@ import {
 import type { ServiceContext } from '../../platform/context.js';
 import { dbOf } from '../../platform/context.js';
 import { forbidden, invalid, violation } from '../../domain/errors.js';
-import { assertListEditable, viewerOf } from '../../engines/access/lists.js';
+import { assertListEditable } from '../../engines/access/index.js';
 import { Attendance } from './entity.js';
 import { attendanceNotFound, offerOfAttendance, readAttendance } from './list.js';
 import type { AttendanceOut, TransitionAttendanceInput } from './schema.js';
@@ -30,7 +30,7 @@ export async function transitionAttendance(ctx: ServiceContext, input: Transitio
     if (!isAttendanceTransition(name)) {
       throw invalid([violation('transition', `Unknown transition "${name.slice(0, 40)}". Transitions: ${ATTENDANCE_TRANSITIONS.join(', ')}.`, 'choice')]);
     }
-    if (viewerOf(ctx).kind === 'organiser' && !organiserMayApply(name)) {
+    if (ctx.viewer.kind === 'organiser' && !organiserMayApply(name)) {
       throw forbidden(`Organisers may not apply the transition "${name}".`);
     }
     const offer = await lockOffer(ctx, db, offerUuid);

@@ -1,5 +1,5 @@
 import { imageFits, MAX_IMAGE_PIXELS } from '../../domain/media.js';
-import { invalid, violation, type Violation } from '../../platform/http/problem.js';
+import { invalid, violation, type Violation } from '../../domain/errors.js';
 import { probeImage } from '../../platform/net/image-probe.js';
 
 // Spec 2.3 and 8 (issue 13): every `media` image of an offer is at most 3000 x 3000 pixels. The server reads

@@ -1,8 +1,8 @@
 import type { ServiceContext } from '../../platform/context.js';
 import { dbOf } from '../../platform/context.js';
-import { getOffer } from './service.js';
+import { getOffer } from './list.js';
 import type { OfferOut, RefillOfferInput } from './schema.js';
-import { offerNotFound } from '../../engines/access/lists.js';
+import { offerNotFound } from '../../engines/access/index.js';
 import { lockOffer, requestRefill } from '../../engines/participant-list/index.js';
 
 // Spec 4.2 `POST /offers/{uuid}/refill`, D5 (body `{notify?}`, default true), spec 1.11: a background action,

@@ -1,11 +1,12 @@
 import { applyTransition, type AttendanceState } from '../../domain/attendance-states.js';
-import { formatEuro, selectReversal } from '../../domain/money.js';
+import { selectReversal } from '../../domain/money.js';
 import type { ServiceContext } from '../../platform/context.js';
 import { dbOf } from '../../platform/context.js';
 import { qualified, sql, type Executor } from '../../platform/db/sql.js';
 import { newUuid } from '../../platform/http/ids.js';
 import { conflict, unprocessable } from '../../domain/errors.js';
 import { queueMail } from '../../platform/mail/outbox.js';
+import { receiptReversalMail } from '../../platform/mail/templates/de.js';
 import { recordEvent } from '../../platform/events/events.js';
 import { Attendance } from '../attendances/entity.js';
 import { transitionLocked } from '../../engines/participant-list/index.js';
@@ -13,7 +14,7 @@ import { lockOffers, type LockedOffer } from '../../engines/participant-list/ind
 import { syncCharges } from '../../engines/ledger/index.js';
 import { postBookings, refreshPaid, type NewBooking } from '../../engines/ledger/index.js';
 import type { ReceiptOut, ReverseReceiptInput } from './schema.js';
-import { berlinDate, debtorAddress, getReceipt, nextReceiptNumber, receiptLines, receiptNotFound } from './service.js';
+import { debtorAddress, getReceipt, nextReceiptNumber, receiptNotFound } from './service.js';
 
 // D8, D10: `POST /receipts/{uuid}/reverse` (admin, 200; body `{items?, withdraw?, notify?}`). Creates a reversal
 // receipt with the negated lines (`reverses` the original, a number of its own), makes those applications
@@ -151,11 +152,10 @@ async function reverseOnce(ctx: ServiceContext, input: ReverseReceiptInput, know
         await queueMail(ctx, db, {
           kind: 'receipt_reversal',
           recipient: to,
-          subject: `Storno der Quittung ${first.number}`,
-          body: `Guten Tag,\n\ndie Quittung ${first.number} wurde am ${berlinDate(paidAt)} storniert (Stornobeleg ${number}):\n\n`
-            + `${receiptLines(chosen.map((l) => ({ text: l.text, amount: -l.amount })))}\n\nSumme: ${formatEuro(total)}\n`
-            + (input.withdraw ? '\nDie betroffenen Anmeldungen wurden zurückgezogen.\n' : '\nDie Beiträge sind damit wieder offen.\n')
-            + '\nIhr Ferienprogramm-Team\n',
+          ...receiptReversalMail({
+            number: first.number, reversalNumber: number, paidAt, total, withdrawn: !!input.withdraw,
+            items: chosen.map((l) => ({ text: l.text, amount: -l.amount })),
+          }),
           payload: { receipt: first.uuid, reversal, number },
         });
       }

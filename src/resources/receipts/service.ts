@@ -1,6 +1,5 @@
-import { DateTime } from 'luxon';
 import type { AttendanceState } from '../../domain/attendance-states.js';
-import { formatEuro, formatReceiptNumber, resolveReceiptPrefix, splitPayment } from '../../domain/money.js';
+import { formatReceiptNumber, resolveReceiptPrefix, splitPayment } from '../../domain/money.js';
 import { isPayable } from '../../domain/payable.js';
 import type { ServiceContext } from '../../platform/context.js';
 import { dbOf } from '../../platform/context.js';
@@ -10,6 +9,7 @@ import { pageOf } from '../../platform/http/fields.js';
 import { newUuid } from '../../platform/http/ids.js';
 import { invalid, notFound, unprocessable, violation } from '../../domain/errors.js';
 import { queueMail } from '../../platform/mail/outbox.js';
+import { receiptMail } from '../../platform/mail/templates/de.js';
 import { recordEvent } from '../../platform/events/events.js';
 import { lockOffers } from '../../engines/participant-list/index.js';
 import { syncCharges } from '../../engines/ledger/index.js';
@@ -129,12 +129,6 @@ export async function debtorAddress(db: Executor, schema: string, debtorUuid: st
   return res.rows[0]?.email ?? null;
 }
 
-export function receiptLines(items: { text: string | null; amount: number }[]): string {
-  return items.map((i) => `- ${i.text ?? 'Teilnahmebeitrag'}: ${formatEuro(i.amount)}`).join('\n');
-}
-
-export const berlinDate = (d: Date) => DateTime.fromJSDate(d, { zone: ZONE }).toFormat('dd.MM.yyyy');
-
 // ---- create ---------------------------------------------------------------------------------------------
 
 type Application = {
@@ -237,9 +231,7 @@ export async function createReceipt(ctx: ServiceContext, input: CreateReceiptInp
         await queueMail(ctx, db, {
           kind: 'receipt',
           recipient: to,
-          subject: `Quittung ${number}`,
-          body: `Guten Tag,\n\nvielen Dank für Ihre Zahlung. Quittung ${number} vom ${berlinDate(paidAt)}:\n\n`
-            + `${receiptLines(texts.map((text, i) => ({ text, amount: splits[i]!.amount })))}\n\nSumme: ${formatEuro(total)}\n\nIhr Ferienprogramm-Team\n`,
+          ...receiptMail({ number, paidAt, items: texts.map((text, i) => ({ text, amount: splits[i]!.amount })), total }),
           payload: { receipt, number },
         });
       }

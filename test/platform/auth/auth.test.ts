@@ -16,7 +16,7 @@ const testRouter = router({
     .meta({ access: 'public', openapi: { method: 'GET', path: '/public', tags: ['probe'] } })
     .input(z.object({}))
     .output(z.object({ token: z.string().optional() }))
-    .query(({ ctx }) => ({ token: ctx.actor?.access })),
+    .query(({ ctx }) => ({ token: 'actor' in ctx.viewer ? ctx.viewer.actor.access : undefined })),
 });
 
 const { h, t } = useHarness({ router: testRouter });

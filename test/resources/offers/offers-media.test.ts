@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { expectProblem, useHarness } from '../../harness/harness.js';
-import { RULE_CODES } from '../../../src/platform/http/problem.js';
+import { RULE_CODES } from '../../../src/domain/errors.js';
 import { probeImage } from '../../../src/platform/net/image-probe.js';
 import { edition } from './helpers.js';
 import { startImageServer, type ImageServer } from './image-server.js';

@@ -5,8 +5,9 @@ import { buildOpenApiDocument } from '../../../src/platform/http/openapi-documen
 import { finalResponse, outputChecks, response } from '../../../src/platform/http/response.js';
 import { procedure, router } from '../../../src/platform/http/trpc.js';
 import { listOffersInput, offerListResponse, offerOut } from '../../../src/resources/offers/schema.js';
-import { listOffers } from '../../../src/resources/offers/service.js';
+import { listOffers } from '../../../src/resources/offers/list.js';
 import { useHarness } from '../../harness/harness.js';
+import { viewerOfActor } from '../../../src/platform/auth/viewer.js';
 import { category, edition, offer, organiser, transition } from './helpers.js';
 
 // The offer list is answered without a run-time output check in production (finalResponse, issue 10.2): its
@@ -48,7 +49,7 @@ beforeAll(async () => {
 describe('the offer list in final form', () => {
   it('anonymous and token lists hold no null anywhere and are unchanged by the checked schema', async () => {
     for (const actor of [null, admin]) {
-      const out = await listOffers({ ...t.context(), actor }, listOffersInput.parse({}));
+      const out = await listOffers({ ...t.context(), viewer: viewerOfActor(actor) }, listOffersInput.parse({}));
       expect(out.length).toBe(actor ? 3 : 2);
       expect(nullPaths(out)).toEqual([]);
       // The checked schema drops unknown keys and applies the null rule: nothing to drop, nothing to change.

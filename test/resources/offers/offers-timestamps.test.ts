@@ -3,7 +3,7 @@ import { useHarness } from '../../harness/harness.js';
 import { formatTimestamp } from '../../../src/platform/http/dates.js';
 import { edition, offer, transition } from './helpers.js';
 
-// The offer projection formats its timestamps in SQL (service.ts apiTimestampSql); they must read exactly as
+// The offer projection formats its timestamps in SQL (platform/http/dates.ts apiTimestampSql); they must read exactly as
 // formatTimestamp writes them (spec 1.7): Berlin time, whole seconds, the offset of that instant, across both
 // DST switches and for instants given in other offsets.
 

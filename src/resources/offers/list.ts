@@ -1,0 +1,102 @@
+import type { ServiceContext, Viewer } from '../../platform/context.js';
+import { dbOf } from '../../platform/context.js';
+import { publicCacheMs, TtlCache } from '../../platform/cache/ttl-cache.js';
+import { prepared } from '../../platform/db/prepared.js';
+import { GERMAN, likePattern } from '../../platform/db/search.js';
+import { sql, type Executor, type RawBuilder } from '../../platform/db/sql.js';
+import { pageOf } from '../../platform/http/fields.js';
+import { parseId } from '../../platform/http/ids.js';
+import { notFound } from '../../domain/errors.js';
+import { offerNotFound, offerVisibleSql } from '../../engines/access/index.js';
+import { offersTouchingDays } from './dates.js';
+import { projection, tableOf, toOut } from './projection.js';
+import type { ListOffersInput, OfferOut } from './schema.js';
+
+// Reads of offers (spec 4.2; D5, D10): the list with its filters and one offer, each one projection
+// (projection.ts) among the offers the viewer may see; with `from`/`until` one more look-up first (dates.ts).
+
+/** A reference filter value as id (UUID/base58) and as alias. */
+function refParams(value: string): { id: string | null; alias: string } {
+  return { id: parseId(value), alias: value };
+}
+
+function orderByOf(input: ListOffersInput): RawBuilder<unknown> {
+  const dir = sql.raw(input.order === 'desc' ? 'desc' : 'asc');
+  switch (input.sort) {
+    case 'name': return sql`o.name ${GERMAN} ${dir}, o.uuid`;
+    case 'begin': return sql`fd.first_begin ${dir} nulls last, o.uuid`;
+    case 'fee': return sql`coalesce(o.fee, 0) ${dir}, o.uuid`;
+    case 'createdAt': return sql`o.created_at ${dir}, o.uuid`;
+    case 'modifiedAt': return sql`o.modified_at ${dir}, o.uuid`;
+    default: return sql`fd.first_begin ${dir} nulls last, o.name ${GERMAN} ${dir}, o.uuid`;
+  }
+}
+
+const publicLists = new TtlCache<OfferOut[]>();
+
+/**
+ * The list as this caller sees it. Anonymous (and legacy) pages are public and cacheable anyway, so a page
+ * is reused for a few seconds per tenant and query (platform/cache/ttl-cache.ts).
+ */
+export async function listOffers(ctx: ServiceContext, input: ListOffersInput): Promise<OfferOut[]> {
+  const viewer = ctx.viewer;
+  if (viewer.kind !== 'anonymous' && viewer.kind !== 'legacy') return loadOfferList(ctx, input, viewer);
+  return publicLists.getOrLoad(`${ctx.tenant.slug}\u0000${JSON.stringify(input)}`, publicCacheMs(), () => loadOfferList(ctx, input, viewer));
+}
+
+async function loadOfferList(ctx: ServiceContext, input: ListOffersInput, viewer: Viewer): Promise<OfferOut[]> {
+  const db = dbOf(ctx.em);
+  const now = new Date();
+  const { limit, offset } = pageOf(input);
+  const conds: RawBuilder<unknown>[] = [offerVisibleSql(ctx.tenant.schema, viewer)];
+  if (input.edition !== undefined) {
+    const r = refParams(input.edition);
+    conds.push(sql`(e.uuid = ${r.id}::uuid or e.alias = ${r.alias})`);
+  }
+  if (input.category !== undefined) {
+    const r = refParams(input.category);
+    conds.push(sql`exists (select 1 from ${tableOf(ctx, 'offer_categories')} fc join ${tableOf(ctx, 'categories')} c on c.uuid = fc.category_uuid
+      where fc.offer_uuid = o.uuid and (c.uuid = ${r.id}::uuid or c.alias = ${r.alias}))`);
+  }
+  if (input.host !== undefined) {
+    const r = refParams(input.host);
+    conds.push(sql`exists (select 1 from ${tableOf(ctx, 'offer_hosts')} fh join ${tableOf(ctx, 'organisers')} g on g.uuid = fh.organiser_uuid
+      where fh.offer_uuid = o.uuid and (g.uuid = ${r.id}::uuid or g.alias = ${r.alias}))`);
+  }
+  if (input.q) {
+    const q = likePattern(input.q);
+    conds.push(sql`(o.name ilike ${q} or o.teaser ilike ${q} or o.description ilike ${q} or o.meeting_point ilike ${q})`);
+  }
+  // D10: an offer matches when any wanted place is among its places (matchesStatusFilter), as array overlap.
+  if (input.status) conds.push(sql`o.places && ${input.status}::text[]`);
+  if (input.modifiedSince) conds.push(sql`o.modified_at >= ${input.modifiedSince.instant}`);
+  if (input.from || input.until) {
+    const matching = await offersTouchingDays(ctx, db, input.from?.day ?? null, input.until?.day ?? null);
+    conds.push(sql`o.uuid = any(${matching}::uuid[])`);
+  }
+  const where = sql.join(conds, sql` and `);
+  // A named statement (platform/db/prepared.ts): parsed once per connection, its plan cached.
+  const res = await prepared(projection(ctx, viewer, where, orderByOf(input), limit, offset)).execute(db);
+  return res.rows.map((r) => toOut(ctx, viewer, r, now));
+}
+
+async function readOffer(ctx: ServiceContext, db: Executor, uuid: string, viewer: Viewer): Promise<OfferOut | null> {
+  const now = new Date();
+  const where = sql`o.uuid = ${uuid}::uuid and ${offerVisibleSql(ctx.tenant.schema, viewer)}`;
+  const res = await prepared(projection(ctx, viewer, where, sql`o.uuid`, 1, 0)).execute(db);
+  return res.rows[0] ? toOut(ctx, viewer, res.rows[0], now) : null;
+}
+
+export async function getOffer(ctx: ServiceContext, uuid: string): Promise<OfferOut> {
+  const out = await readOffer(ctx, dbOf(ctx.em), uuid, ctx.viewer);
+  if (!out) throw offerNotFound(uuid);
+  return out;
+}
+
+/** The answer to a write: the offer as its writer now sees it. */
+export async function writtenOffer(ctx: ServiceContext, uuid: string): Promise<OfferOut> {
+  const out = await readOffer(ctx, dbOf(ctx.em), uuid, ctx.viewer);
+  if (!out) throw notFound(`No offer with the identifier ${uuid} exists.`);
+  return out;
+}
+

@@ -1,0 +1,87 @@
+import { applyOfferTransition, normalizePlaces, type OfferPlace, type OfferTransition } from '../../domain/offer-workflow.js';
+import type { ServiceContext } from '../../platform/context.js';
+import { dbOf } from '../../platform/context.js';
+import { sql, type Executor } from '../../platform/db/sql.js';
+import { recordEvent } from '../../platform/events/events.js';
+import { DomainError } from '../../domain/errors.js';
+import { queueMail } from '../../platform/mail/outbox.js';
+import { offerCancelledMail, offerRelaunchedMail } from '../../platform/mail/templates/de.js';
+import { offerNotFound, offerStanding } from '../../engines/access/index.js';
+import { syncCharges } from '../../engines/ledger/index.js';
+import { lockOffer } from '../../engines/participant-list/index.js';
+import { Offer } from './entity.js';
+import { writtenOffer } from './list.js';
+import { tableOf } from './projection.js';
+import type { OfferOut, TransitionOfferInput } from './schema.js';
+import { hostsOf } from './store.js';
+
+// The offer's workflow (spec 4.2, D5): the transitions between its places, their events, what they do to the
+// applications' charges, and the families' e-mail on cancel and relaunch. The rules are domain/offer-workflow.ts.
+
+/** D5 transitions: publish, cancel and relaunch have their own events; the others change the offer's status. */
+async function recordOfferTransition(ctx: ServiceContext, db: Executor, offer: Offer, transition: OfferTransition, notify: boolean): Promise<void> {
+  const refs = { offer: offer.uuid, edition: offer.editionUuid, status: normalizePlaces(offer.places as OfferPlace[]) };
+  switch (transition) {
+    case 'publish': return void await recordEvent(ctx, db, 'offer.published', refs);
+    case 'cancel': return void await recordEvent(ctx, db, 'offer.cancelled', { ...refs, notify });
+    case 'relaunch': return void await recordEvent(ctx, db, 'offer.relaunched', { ...refs, notify });
+    default: return void await recordEvent(ctx, db, 'offer.changed', { ...refs, fields: ['status'] });
+  }
+}
+
+/** E-mail addresses of the families with a confirmed place on the offer. */
+async function confirmedFamilies(ctx: ServiceContext, db: Executor, offerUuid: string): Promise<string[]> {
+  const res = await sql<{ email: string }>`
+    select distinct coalesce(acc.email, p.email) as email
+    from ${tableOf(ctx, 'attendances')} a
+    join ${tableOf(ctx, 'participants')} p on p.uuid = a.participant_uuid
+    left join ${tableOf(ctx, 'accounts')} acc on acc.uuid = p.account_uuid
+    where a.offer_uuid = ${offerUuid} and a.status = 'confirmed' and coalesce(acc.email, p.email) is not null`.execute(db);
+  return res.rows.map((r) => r.email);
+}
+
+export async function transitionOffer(ctx: ServiceContext, input: TransitionOfferInput): Promise<OfferOut> {
+  await ctx.em.transactional(async (em) => {
+    const db = dbOf(em);
+    // The participant-list lock (like every write to the offer's applications): cancel and relaunch change
+    // what its applications owe.
+    await lockOffer(ctx, db, input.uuid);
+    const offer = await em.findOne(Offer, { uuid: input.uuid });
+    if (!offer) throw offerNotFound(input.uuid);
+    const hosts = await hostsOf(ctx, db, offer.uuid);
+    // Who may apply which transition is the workflow's rule (by role and own offer); seeing the offer, access's.
+    const standing = offerStanding(ctx.viewer, { hosts, published: offer.places.includes('published') });
+    if (standing === 'hidden') throw offerNotFound(input.uuid);
+    const first = await sql<{ b: Date | null }>`select min("begin") as b from ${tableOf(ctx, 'offer_dates')} where offer_uuid = ${offer.uuid}`.execute(db);
+    const firstDateBegin = first.rows[0]?.b ? new Date(first.rows[0].b) : null;
+    const result = applyOfferTransition({
+      role: standing === 'admin' ? 'admin' : 'organiser', ownOffer: standing === 'own', firstDateBegin, now: new Date(),
+      places: offer.places as OfferPlace[], transition: input.transition,
+    });
+    if (!result.ok) throw new DomainError(result.code, result.detail);
+    offer.places = result.to;
+    if (result.to.includes('published')) offer.wasPublished = true;
+    offer.modifiedAt = new Date();
+    await em.flush();
+    await recordOfferTransition(ctx, db, offer, result.transition, !!input.notify);
+    // D5: while the offer is cancelled none of its applications is payable; cancel cancels the unpaid charges,
+    // relaunch charges them again (paid ones stay paid). The reconciler decides from the offer's new places.
+    if (result.transition === 'cancel' || result.transition === 'relaunch' || result.transition === 'unpublish') {
+      const apps = await sql<{ uuid: string }>`select uuid from ${tableOf(ctx, 'attendances')} where offer_uuid = ${offer.uuid}::uuid`.execute(db);
+      await syncCharges(db, ctx.tenant.schema, apps.rows.map((r) => r.uuid));
+    }
+    if (input.notify && (result.transition === 'cancel' || result.transition === 'relaunch')) {
+      const cancel = result.transition === 'cancel';
+      for (const email of await confirmedFamilies(ctx, db, offer.uuid)) {
+        await queueMail(ctx, db, {
+          kind: cancel ? 'offer_cancelled' : 'offer_relaunched',
+          recipient: email,
+          ...(cancel ? offerCancelledMail(offer.name) : offerRelaunchedMail(offer.name)),
+          payload: { offer: offer.uuid, transition: result.transition },
+        });
+      }
+    }
+  });
+  return writtenOffer(ctx, input.uuid);
+}
+
