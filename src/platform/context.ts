@@ -4,7 +4,7 @@ import type { Actor } from './auth/tokens.js';
 import type { Viewer } from './auth/viewer.js';
 import type { Tenant } from './tenancy/tenant.js';
 import type { Executor } from './db/sql.js';
-import type { JobSender } from './jobs/queue.js';
+import type { JobSender } from './jobs/names.js';
 
 export type { Actor, Viewer };
 

@@ -3,37 +3,18 @@ import { systemViewer } from '../auth/viewer.js';
 import type { ServiceContext } from '../context.js';
 import type { Orm } from '../db/orm.js';
 import { executorOf } from '../db/orm.js';
-import type { Executor } from '../db/sql.js';
 import type { Logger } from '../logging/logger.js';
 import { isDatabaseUnavailable } from '../http/availability.js';
 import { loadTenants } from '../tenancy/registry.js';
+import { QUEUES, type JobSender, type QueueName, type SendJobOptions, type TenantJobData } from './names.js';
 
 // D9: background work runs on pg-boss, one instance (schema `pgboss`) for all tenants, the tenant's slug in
 // each job's data. This module is what both process roles share: the queue names and options, the sender
 // the API uses to enqueue (`JobSender`), and the runner that turns a job back into a tenant's service
-// context (`runTenantJob`), used by the pg-boss workers and by the in-memory queue of the tests alike.
+// context (`runTenantJob`), used by the pg-boss workers and by the in-memory queue of the tests alike. The names
+// and the sender's interface live in names.ts (the service context refers to the sender, and this module to it).
 
-export const QUEUES = {
-  /** Safety net, every minute: one query finds the tenants with due mail; one send job for each of them. */
-  mailSweep: 'mail-sweep',
-  /** Sends one tenant's due mails (outbox.ts); one queued per tenant at a time, enqueued with each mail. */
-  mailSend: 'mail-send',
-  /** Spec 4.2 refill of one offer's free places from its waiting list; one queued per offer at a time. */
-  offerRefill: 'offer-refill',
-  /** D7: draws one recorded lottery run of an edition. */
-  editionAllocate: 'edition-allocation',
-  /** D7: releases an edition's held-back decisions. */
-  editionCommit: 'edition-commit-decisions',
-  /** D9: one tenant's retention run (pseudonymisation after `retentionWeeks`). */
-  retention: 'retention',
-  /** D9: daily, sends one `retention` job per tenant (src/platform/jobs/retention-sweep.ts). */
-  retentionSweep: 'retention-sweep',
-  /** Issue 14: delivers one tenant's due webhook events (src/resources/webhooks/delivery.ts); one queued per tenant. */
-  webhookDeliver: 'webhook-deliver',
-  /** Issue 14, every minute: one query finds tenants with undelivered events; a deliver job for each. */
-  webhookSweep: 'webhook-sweep',
-} as const;
-export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
+export { QUEUES, type JobSender, type QueueName, type SendJobOptions, type TenantJobData } from './names.js';
 
 /**
  * Heartbeats: a worker that dies mid-job stops beating, and the job is failed and retried within about
@@ -70,29 +51,9 @@ export const QUEUE_OPTIONS: Partial<Record<QueueName, Omit<Queue, 'name'>>> = {
   [QUEUES.retentionSweep]: { retryLimit: 3, retryDelay: 60, retryBackoff: true, expireInSeconds: 300 },
 };
 
-/** Every tenant job carries its tenant's slug (D1: a job of one tenant never acts on another). */
-export type TenantJobData = { tenant: string } & Record<string, unknown>;
-
 /** A job's work: a service use case with the context rebuilt from the job's tenant (style rule 5). */
 export type TenantJobHandler = (ctx: ServiceContext, data: TenantJobData) => Promise<void>;
 export type TenantJobHandlers = Partial<Record<QueueName, TenantJobHandler>>;
-
-export type SendJobOptions = {
-  /** The caller's open transaction: the job exists exactly when the change that asked for it commits. */
-  db?: Executor;
-  /** On a `stately` queue: while a job with this key is queued, another send is a no-op (deduplicated). */
-  singletonKey?: string;
-  /** Not before this time (a retry after a backoff). */
-  startAfter?: Date;
-};
-
-export interface JobSender {
-  /**
-   * Enqueues a tenant job. With `db` (the caller's open transaction) the job is written in that
-   * transaction: it exists exactly when the change that asked for it commits (no lost and no phantom jobs).
-   */
-  send(name: QueueName, data: TenantJobData, opts?: SendJobOptions): Promise<void>;
-}
 
 /**
  * Queues of earlier versions, created without heartbeats or policies (pg-boss keeps those from a queue's
