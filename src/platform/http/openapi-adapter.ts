@@ -4,6 +4,7 @@ import type { AnyRouter } from '@trpc/server';
 import type { Logger } from '../logging/logger.js';
 import type { DatabaseAvailability } from './availability.js';
 import { problemFromError } from './errors.js';
+import { resolveFinalJson } from './final-json.js';
 import { PROBLEM_CONTENT_TYPE, type ProblemBody } from './problem.js';
 import type { Meta, TrpcContext } from './trpc.js';
 
@@ -80,7 +81,7 @@ export function openApiHandler(router: AnyRouter, log: Logger, availability?: Da
         res.removeHeader('Content-Type');
         return end();
       }
-      return end(...args);
+      return end(resolveFinalJson(args[0]), ...args.slice(1));
     };
     return handler(req, res);
   };

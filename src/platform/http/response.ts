@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { parsedFinalJson } from './final-json.js';
 
 // Spec 1.6: null fields are omitted; lists that apply are always present; the nested lists of plain
 // values of an edition's `tasks`, a receipt's `items` and a ledger's `bookEntries` show empty values as null.
@@ -48,7 +49,8 @@ export function outputChecks(env: NodeJS.ProcessEnv = process.env): boolean {
  * that pass the value unchanged; the zod internals the document is built from stay as they are.
  */
 export function finalResponse<T extends z.ZodType>(schema: T, checks = outputChecks()) {
-  const own = response(schema);
+  // Text PostgreSQL wrote (final-json.ts) is checked as what it stands for.
+  const own = z.preprocess((v) => omitNulls(parsedFinalJson(v)), schema);
   if (checks) return own;
   const pass = (v: unknown) => v;
   Object.assign(own, {

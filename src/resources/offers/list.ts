@@ -10,6 +10,8 @@ import { notFound } from '../../domain/errors.js';
 import { offerNotFound, offerVisibleSql } from '../../engines/access/index.js';
 import { offersTouchingDays } from './dates.js';
 import { projection, tableOf, toOut } from './projection.js';
+import { publicPageSql } from './public-page.js';
+import { finalJson } from '../../platform/http/final-json.js';
 import type { ListOffersInput, OfferOut } from './schema.js';
 
 // Reads of offers (spec 4.2; D5, D10): the list with its filters and one offer, each one projection
@@ -44,9 +46,8 @@ export async function listOffers(ctx: ServiceContext, input: ListOffersInput): P
   return publicLists.getOrLoad(`${ctx.tenant.slug}\u0000${JSON.stringify(input)}`, publicCacheMs(), () => loadOfferList(ctx, input, viewer));
 }
 
-async function loadOfferList(ctx: ServiceContext, input: ListOffersInput, viewer: Viewer): Promise<OfferOut[]> {
-  const db = dbOf(ctx.em);
-  const now = new Date();
+/** The page `input` asks for among the offers `viewer` may see: its conditions, order and bounds. */
+export async function offerPage(ctx: ServiceContext, db: Executor, input: ListOffersInput, viewer: Viewer) {
   const { limit, offset } = pageOf(input);
   const conds: RawBuilder<unknown>[] = [offerVisibleSql(ctx.tenant.schema, viewer)];
   if (input.edition !== undefined) {
@@ -74,9 +75,20 @@ async function loadOfferList(ctx: ServiceContext, input: ListOffersInput, viewer
     const matching = await offersTouchingDays(ctx, db, input.from?.day ?? null, input.until?.day ?? null);
     conds.push(sql`o.uuid = any(${matching}::uuid[])`);
   }
-  const where = sql.join(conds, sql` and `);
+  return { where: sql.join(conds, sql` and `), orderBy: orderByOf(input), limit, offset };
+}
+
+async function loadOfferList(ctx: ServiceContext, input: ListOffersInput, viewer: Viewer): Promise<OfferOut[]> {
+  const db = dbOf(ctx.em);
+  const now = new Date();
+  const { where, orderBy, limit, offset } = await offerPage(ctx, db, input, viewer);
+  // The public page is written whole by PostgreSQL and sent as it is (public-page.ts, issue 10.2).
+  if (viewer.kind === 'anonymous' || viewer.kind === 'legacy') {
+    const page = await prepared(publicPageSql(ctx, where, orderBy, limit, offset)).execute(db);
+    return finalJson<OfferOut[]>(page.rows[0]?.page ?? '[]');
+  }
   // A named statement (platform/db/prepared.ts): parsed once per connection, its plan cached.
-  const res = await prepared(projection(ctx, viewer, where, orderByOf(input), limit, offset)).execute(db);
+  const res = await prepared(projection(ctx, viewer, where, orderBy, limit, offset)).execute(db);
   return res.rows.map((r) => toOut(ctx, viewer, r, now));
 }
 

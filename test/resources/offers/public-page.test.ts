@@ -1,0 +1,97 @@
+import { beforeAll, describe, expect, it } from 'vitest';
+import { ANONYMOUS, viewerOfActor } from '../../../src/platform/auth/viewer.js';
+import { dbOf } from '../../../src/platform/context.js';
+import { prepared } from '../../../src/platform/db/prepared.js';
+import { parsedFinalJson } from '../../../src/platform/http/final-json.js';
+import { offerPage } from '../../../src/resources/offers/list.js';
+import { projection, toOut } from '../../../src/resources/offers/projection.js';
+import { publicPageSql } from '../../../src/resources/offers/public-page.js';
+import { listOffersInput } from '../../../src/resources/offers/schema.js';
+import { create as createAttendance } from '../../factories/attendance.factory.js';
+import { create as createParticipant } from '../../factories/participant.factory.js';
+import { useHarness } from '../../harness/harness.js';
+import { category, edition, offer, organiser, transition } from './helpers.js';
+
+// The public page PostgreSQL writes as JSON text (public-page.ts, issue 10.2) is the answer `toOut` gives a
+// viewer without a role, field for field and in the same order, for every kind of offer and every sort.
+const { t } = useHarness();
+
+beforeAll(async () => {
+  const ed = await edition(t);
+  const host = await organiser(t, 'Jugendzentrum Süd');
+  const other = await organiser(t, 'Verein');
+  const cat = await category(t, 'Natur & Umwelt');
+  const made = [
+    await offer(t, { name: 'Nur ein Name', edition: ed.uuid }),
+    await offer(t, {
+      name: 'Alles ausgefüllt', alias: 'alles-ausgefuellt-2027', edition: ed.uuid, hosts: [host.uuid, other.uuid], categories: [cat.uuid],
+      teaser: 'Kurz', description: 'Lang', fee: 1200, minAge: 6, maxAge: 12, minParticipants: 2, maxParticipants: 10,
+      meetingPoint: 'Rathaus', meetingAddress: 'Markt 1', meetingLat: 52.520008, meetingLng: 13.404954, bring: 'Mütze',
+      applyText: 'Bitte anmelden', applicationDeadline: '2027-06-30T23:59:00+02:00', wheelchairAccessible: true,
+      dates: [
+        { begin: '2027-07-05T09:00:00+02:00', end: '2027-07-05T12:00:00+02:00' },
+        { begin: '2027-01-07T15:00:00+01:00', end: '2027-01-07T17:00:00+01:00', recurrence: 'FREQ=WEEKLY;COUNT=3' },
+      ],
+    }),
+    await offer(t, { name: 'Ausgebucht', edition: ed.uuid, maxParticipants: 1, fee: 0 }),
+    await offer(t, { name: 'Abgesagt', edition: ed.uuid, maxParticipants: 3 }),
+  ];
+  for (const o of made) await transition(t, o.uuid, 'publish');
+  await transition(t, made[3].uuid, 'cancel');
+  await createAttendance(t, { offer: made[2].uuid, participant: (await createParticipant(t)).uuid, status: 'confirmed' });
+  await createAttendance(t, { offer: made[3].uuid, participant: (await createParticipant(t)).uuid, status: 'confirmed' });
+});
+
+async function bothWays(query: Record<string, unknown>, settings: { offerUrlTemplate?: string } = {}) {
+  const base = t.context();
+  const ctx = { ...base, tenant: { ...base.tenant, settings: { ...base.tenant.settings, ...settings } }, viewer: ANONYMOUS };
+  const db = dbOf(ctx.em);
+  const page = await offerPage(ctx, db, listOffersInput.parse(query), ctx.viewer);
+  const text = (await prepared(publicPageSql(ctx, page.where, page.orderBy, page.limit, page.offset)).execute(db)).rows[0]!.page;
+  const rows = (await prepared(projection(ctx, ctx.viewer, page.where, page.orderBy, page.limit, page.offset)).execute(db)).rows;
+  const now = new Date();
+  return { sql: JSON.parse(text), node: JSON.parse(JSON.stringify(rows.map((r) => toOut(ctx, ctx.viewer, r, now)))) };
+}
+
+describe('the public page written by PostgreSQL', () => {
+  it('equals toOut for every offer, in key order too', async () => {
+    const { sql, node } = await bothWays({});
+    expect(sql).toHaveLength(4);
+    expect(sql).toStrictEqual(node);
+    expect(sql.map((o: object) => Object.keys(o))).toEqual(node.map((o: object) => Object.keys(o)));
+    const full = sql.find((o: { name: string }) => o.name === 'Alles ausgefüllt');
+    expect(full).toMatchObject({ vacancies: 10, fullyBooked: false, meetingLat: 52.520008, wheelchairAccessible: true });
+    expect(sql.find((o: { name: string }) => o.name === 'Ausgebucht')).toMatchObject({ vacancies: 0, fullyBooked: true });
+  });
+
+  it('equals toOut under every sort, order and page', async () => {
+    for (const sort of ['name', 'begin', 'fee', 'createdAt', 'modifiedAt']) {
+      for (const order of ['asc', 'desc']) {
+        const { sql, node } = await bothWays({ sort, order, itemsPerPage: '3', page: '1' });
+        expect(sql, `${sort} ${order}`).toStrictEqual(node);
+      }
+    }
+    const second = await bothWays({ itemsPerPage: '3', page: '2' });
+    expect(second.sql).toHaveLength(1);
+    expect(second.sql).toStrictEqual(second.node);
+    const none = await bothWays({ q: 'nichts dergleichen' });
+    expect(none.sql).toEqual([]);
+  });
+
+  it('writes the url from the template, as toOut does', async () => {
+    const { sql, node } = await bothWays({}, { offerUrlTemplate: 'https://ferien.example/angebot/{alias}?von={alias}' });
+    expect(sql).toStrictEqual(node);
+    const full = sql.find((o: { name: string }) => o.name === 'Alles ausgefüllt');
+    expect(full.url).toBe('https://ferien.example/angebot/alles-ausgefuellt-2027?von=alles-ausgefuellt-2027');
+  });
+
+  it('is what GET /offers answers anonymously, and a token still gets the full fields', async () => {
+    const res = await t.get('/offers', { token: null });
+    expect(res.status).toBe(200);
+    expect(res.body).toStrictEqual((await bothWays({})).node);
+    const admin = await t.get('/offers');
+    expect(admin.body[0]).toHaveProperty('attendances');
+    expect(parsedFinalJson({ plain: true })).toEqual({ plain: true });
+    expect(viewerOfActor(null).kind).toBe('anonymous');
+  });
+});
