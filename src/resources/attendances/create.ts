@@ -4,7 +4,7 @@ import { chargePostings, chargeTarget } from '../../domain/money.js';
 import { applicationLimit, exceedsApplicationLimit, NOT_COUNTED_FOR_LIMIT, type PhaseTask, type Procedure, type TaskType } from '../../domain/edition-phases.js';
 import type { ServiceContext } from '../../platform/context.js';
 import { dbOf } from '../../platform/context.js';
-import { qualified, sql, type Executor, type RawBuilder } from '../../platform/db/sql.js';
+import { inSchema, sql, tablesOf, type Executor } from '../../platform/db/sql.js';
 import { newUuid } from '../../platform/http/ids.js';
 import { unprocessable } from '../../domain/errors.js';
 import { syncCharges } from '../../engines/ledger/index.js';
@@ -37,10 +37,10 @@ const REASONS = {
  * committed before we read, so no application is ever added to a child being pseudonymised.
  */
 async function participantOf(ctx: ServiceContext, db: Executor, uuid: string): Promise<{ uuid: string; pseudonymised: boolean; account: string | null } | null> {
-  const res = await sql<{ uuid: string; pseudonymised: boolean; account: string | null }>`select uuid, pseudonymised_at is not null as pseudonymised,
-      account_uuid as account
-    from ${qualified(ctx.tenant.schema, 'participants')} where uuid = ${uuid}::uuid for key share`.execute(db);
-  return res.rows[0] ?? null;
+  const row = await inSchema(db, ctx.tenant.schema).selectFrom('participants')
+    .select(['uuid', sql<boolean>`pseudonymised_at is not null`.as('pseudonymised'), 'account_uuid as account'])
+    .where('uuid', '=', uuid).forKeyShare().executeTakeFirst();
+  return row ?? null;
 }
 
 // ---- create -----------------------------------------------------------------------------------------
@@ -140,11 +140,12 @@ type BeforeLock = {
 
 /** Everything a new application's decision needs but the places taken, in one statement; null without participant. */
 async function readBeforeLock(ctx: ServiceContext, db: Executor, input: CreateAttendanceInput): Promise<BeforeLock | null> {
-  const t = (name: string) => qualified(ctx.tenant.schema, name);
+  const t = tablesOf(ctx.tenant.schema);
   type Read = Omit<BeforeLock, 'tasks' | 'offer' | 'view'> & BeforeLock['view'] & {
     offer: string | null; editionUuid: string; name: string; fee: number; cancelled: boolean; procedure: Procedure;
     tasks: { type: TaskType; begin: number | null; end: number | null; applicationSystem: Procedure | null; maxApplications: number | null }[];
   };
+  // Raw: the hot path's one round trip, with the phases aggregated as json and the answer's joins.
   const res = await sql<Read>`
     select p.uuid as participant, p.pseudonymised_at is not null as pseudonymised, p.account_uuid as account,
       case when p.pseudonymised_at is null then p.firstname end as firstname, coalesce(acc.email, p.email) as email,
@@ -240,19 +241,23 @@ async function createInTransaction(ctx: ServiceContext, input: CreateAttendanceI
   });
 }
 
-type TaskRow = { type: TaskType; begin: Date | null; end: Date | null; applicationSystem: Procedure | null; maxApplications: number | null };
-
-/** The running application phase's maxApplications of an edition (D4), null for none. */
-async function applicationLimitOf(ctx: ServiceContext, db: Executor, where: RawBuilder<unknown>): Promise<number | null> {
-  const tasks = await sql<TaskRow>`
-    select type, begin_at as "begin", end_at as "end", application_system as "applicationSystem", max_applications as "maxApplications"
-    from ${qualified(ctx.tenant.schema, 'edition_tasks')} where ${where} and type = 'application_system'`.execute(db);
-  return applicationLimit(tasks.rows.map((r) => ({ ...r, begin: r.begin && new Date(r.begin), end: r.end && new Date(r.end) })), new Date());
+/**
+ * The running application phase's maxApplications of an edition (D4), null for none: the edition by its uuid,
+ * or by an offer of it.
+ */
+async function applicationLimitOf(ctx: ServiceContext, db: Executor, of: { edition: string } | { offer: string }): Promise<number | null> {
+  const tx = inSchema(db, ctx.tenant.schema);
+  const tasks = await tx.selectFrom('edition_tasks')
+    .select(['type', 'begin_at as begin', 'end_at as end', 'application_system as applicationSystem', 'max_applications as maxApplications'])
+    .$narrowType<{ type: TaskType; applicationSystem: Procedure | null }>()
+    .where('edition_uuid', '=', 'edition' in of ? of.edition : tx.selectFrom('offers').select('offers.edition_uuid').where('offers.uuid', '=', of.offer))
+    .where('type', '=', 'application_system')
+    .execute();
+  return applicationLimit(tasks.map((r) => ({ ...r, begin: r.begin === null ? null : new Date(r.begin), end: r.end === null ? null : new Date(r.end) })), new Date());
 }
 
 async function limitRunsFor(ctx: ServiceContext, db: Executor, offerUuid: string): Promise<boolean> {
-  const edition = sql`edition_uuid = (select edition_uuid from ${qualified(ctx.tenant.schema, 'offers')} where uuid = ${offerUuid}::uuid)`;
-  return (await applicationLimitOf(ctx, db, edition)) !== null;
+  return (await applicationLimitOf(ctx, db, { offer: offerUuid })) !== null;
 }
 
 async function lockParticipantApplications(ctx: ServiceContext, db: Executor, participantUuid: string): Promise<void> {
@@ -265,14 +270,15 @@ async function lockParticipantApplications(ctx: ServiceContext, db: Executor, pa
  * child take turns on a lock of their own, taken before the offer's (here again: it is held already then).
  */
 async function assertApplicationLimit(ctx: ServiceContext, db: Executor, editionUuid: string, participantUuid: string): Promise<void> {
-  const t = (name: string) => qualified(ctx.tenant.schema, name);
-  const limit = await applicationLimitOf(ctx, db, sql`edition_uuid = ${editionUuid}::uuid`);
+  const limit = await applicationLimitOf(ctx, db, { edition: editionUuid });
   if (limit === null) return;
   await lockParticipantApplications(ctx, db, participantUuid);
-  const res = await sql<{ n: number }>`select count(*)::int as n from ${t('attendances')} a join ${t('offers')} o on o.uuid = a.offer_uuid
-    where a.participant_uuid = ${participantUuid}::uuid and o.edition_uuid = ${editionUuid}::uuid
-      and a.status <> all(${[...NOT_COUNTED_FOR_LIMIT]}::text[])`.execute(db);
-  const counted = res.rows[0]?.n ?? 0;
+  const res = await inSchema(db, ctx.tenant.schema).selectFrom('attendances as a').innerJoin('offers as o', 'o.uuid', 'a.offer_uuid')
+    .select(sql<number>`count(*)::int`.as('n'))
+    .where('a.participant_uuid', '=', participantUuid).where('o.edition_uuid', '=', editionUuid)
+    .where('a.status', '<>', sql<string>`all(${[...NOT_COUNTED_FOR_LIMIT]}::text[])`)
+    .executeTakeFirst();
+  const counted = res?.n ?? 0;
   if (exceedsApplicationLimit(limit, counted)) throw limitReached(counted, limit);
 }
 

@@ -3,7 +3,7 @@ import { isPayable } from '../../domain/payable.js';
 import { ageAtOffer } from '../../domain/retention.js';
 import type { ServiceContext } from '../../platform/context.js';
 import { dbOf } from '../../platform/context.js';
-import { qualified, sql, type Executor, type RawBuilder } from '../../platform/db/sql.js';
+import { inSchema, sql, tablesOf, type Executor, type RawBuilder } from '../../platform/db/sql.js';
 import { formatTimestamp } from '../../platform/http/dates.js';
 import { pageOf } from '../../platform/http/fields.js';
 import { parseId } from '../../platform/http/ids.js';
@@ -43,13 +43,14 @@ export function payableSql(a = 'a', o = 'o'): RawBuilder<boolean> {
 
 /** The first day of the offer aliased `o` (its first date, else its edition's first holiday), epoch ms (D9 age). */
 export function offerFirstDaySql(schema: string): RawBuilder<number | null> {
-  const t = (name: string) => qualified(schema, name);
+  const t = tablesOf(schema);
   return sql<number | null>`(extract(epoch from coalesce((select min(fd."begin") from ${t('offer_dates')} fd where fd.offer_uuid = o.uuid),
         (select min(ht.begin_at) from ${t('edition_tasks')} ht where ht.edition_uuid = o.edition_uuid and ht.type = 'holiday'))) * 1000)::float8`;
 }
 
+/** Raw: one statement per page with every reference joined in and the receipts aggregated as json. */
 function projection(ctx: ServiceContext, where: RawBuilder<unknown>, orderBy: RawBuilder<unknown>, limit: number, offset: number) {
-  const t = (name: string) => qualified(ctx.tenant.schema, name);
+  const t = tablesOf(ctx.tenant.schema);
   return sql<Row>`
     select a.uuid, a.status, a.sorting, a.user_priority as "userPriority", a.all_alternate_dates as "allAlternateDates",
       a.consent_outstanding as "consentOutstanding", a.held_back as "heldBack", a.decision_reason as "decisionReason",
@@ -132,9 +133,8 @@ export const attendanceNotFound = (uuid: string) =>
 
 /** The offer of an application, or null when no application has the id. */
 export async function offerOfAttendance(ctx: ServiceContext, db: Executor, uuid: string): Promise<string | null> {
-  const res = await sql<{ offer_uuid: string }>`select offer_uuid from ${qualified(ctx.tenant.schema, 'attendances')}
-    where uuid = ${uuid}::uuid`.execute(db);
-  return res.rows[0]?.offer_uuid ?? null;
+  const row = await inSchema(db, ctx.tenant.schema).selectFrom('attendances').select('offer_uuid').where('uuid', '=', uuid).executeTakeFirst();
+  return row?.offer_uuid ?? null;
 }
 
 export async function getAttendance(ctx: ServiceContext, uuid: string): Promise<AttendanceOut> {
@@ -196,8 +196,9 @@ async function listOf(ctx: ServiceContext, db: Executor, offerUuid: string | nul
   }
   if (input.host !== undefined) {
     const r = refParams(input.host);
-    conds.push(sql`exists (select 1 from ${qualified(ctx.tenant.schema, 'offer_hosts')} fh
-      join ${qualified(ctx.tenant.schema, 'organisers')} g on g.uuid = fh.organiser_uuid
+    const t = tablesOf(ctx.tenant.schema);
+    conds.push(sql`exists (select 1 from ${t('offer_hosts')} fh
+      join ${t('organisers')} g on g.uuid = fh.organiser_uuid
       where fh.offer_uuid = a.offer_uuid and (g.uuid = ${r.id}::uuid or g.alias = ${r.alias}))`);
   }
   if (input.status) conds.push(sql`a.status = any(${input.status}::text[])`);

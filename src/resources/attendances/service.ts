@@ -1,7 +1,7 @@
 import { canSwitchPayableOn } from '../../domain/payable.js';
 import type { ServiceContext } from '../../platform/context.js';
 import { dbOf } from '../../platform/context.js';
-import { qualified, sql } from '../../platform/db/sql.js';
+import { inSchema, sql } from '../../platform/db/sql.js';
 import { parseId } from '../../platform/http/ids.js';
 import { assertPatchNotEmpty, wasSent } from '../../platform/http/patch.js';
 import { conflict, invalid, unprocessable, violation, type Violation } from '../../domain/errors.js';
@@ -87,8 +87,9 @@ export async function updateAttendance(ctx: ServiceContext, input: UpdateAttenda
       a.payableSwitchedOff = true;
     } else if (input.payable === true) {
       // D5: nothing is payable while the offer is cancelled.
-      const cancelled = await sql<{ c: boolean }>`select 'cancelled' = any(places) as c from ${qualified(ctx.tenant.schema, 'offers')} where uuid = ${offerUuid}::uuid`.execute(db);
-      const offerCancelled = !!cancelled.rows[0]?.c;
+      const cancelled = await inSchema(db, ctx.tenant.schema).selectFrom('offers')
+        .select(sql<boolean>`'cancelled' = any(places)`.as('c')).where('uuid', '=', offerUuid).executeTakeFirst();
+      const offerCancelled = !!cancelled?.c;
       if (!canSwitchPayableOn({ status: a.status, heldBack: a.heldBack, fee: a.fee ?? null, offerCancelled })) {
         throw unprocessable(`payable: Only a confirmed, committed application with a fee, of an offer that is not cancelled, can be payable; this one is ${a.status}${a.heldBack ? ' and held back' : ''}${(a.fee ?? 0) > 0 ? '' : ' and free'}${offerCancelled ? ' and its offer is cancelled' : ''}.`);
       }

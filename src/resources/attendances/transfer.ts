@@ -1,6 +1,6 @@
 import type { ServiceContext } from '../../platform/context.js';
 import { dbOf } from '../../platform/context.js';
-import { qualified, sql } from '../../platform/db/sql.js';
+import { inSchema, sql } from '../../platform/db/sql.js';
 import { newUuid } from '../../platform/http/ids.js';
 import { conflict } from '../../domain/errors.js';
 import { syncCharges } from '../../engines/ledger/index.js';
@@ -45,9 +45,10 @@ export async function transferAttendance(ctx: ServiceContext, input: TransferAtt
     if (!target) throw offerNotFound(input.offer);
 
     // `for key share`: waits for a retention run pseudonymising the child (it locks `for update`), then sees it.
-    const participant = await sql<{ pseudonymised: boolean }>`select pseudonymised_at is not null as pseudonymised
-      from ${qualified(ctx.tenant.schema, 'participants')} where uuid = ${old.participantUuid}::uuid for key share`.execute(db);
-    if (participant.rows[0]?.pseudonymised) throw conflict('The participant was pseudonymised; the application cannot be transferred.');
+    const participant = await inSchema(db, ctx.tenant.schema).selectFrom('participants')
+      .select(sql<boolean>`pseudonymised_at is not null`.as('pseudonymised'))
+      .where('uuid', '=', old.participantUuid).forKeyShare().executeTakeFirst();
+    if (participant?.pseudonymised) throw conflict('The participant was pseudonymised; the application cannot be transferred.');
     const clash = await em.findOne(Attendance, { offerUuid: target.uuid, participantUuid: old.participantUuid });
     if (clash) {
       throw conflict(`The participant already has an application for the target offer (${clash.uuid}, ${clash.status}); it cannot be transferred there.`);

@@ -1,7 +1,7 @@
 import { randomInt } from 'node:crypto';
 import type { ServiceContext } from '../../platform/context.js';
 import { dbOf } from '../../platform/context.js';
-import { qualified, sql } from '../../platform/db/sql.js';
+import { inSchema, sql } from '../../platform/db/sql.js';
 import { newUuid } from '../../platform/http/ids.js';
 import { conflict } from '../../domain/errors.js';
 import { QUEUES, type JobSender } from '../../platform/jobs/queue.js';
@@ -33,8 +33,8 @@ export async function allocateEdition(ctx: ServiceContext, input: AllocateEditio
       throw conflict('This edition allocates places first come first served; only an edition with the lot procedure can allocate by lot.');
     }
     const uuid = newUuid();
-    await sql`insert into ${qualified(ctx.tenant.schema, 'edition_allocations')} (uuid, edition_uuid, seed, waitlist)
-      values (${uuid}::uuid, ${edition.uuid}::uuid, ${input.seed ?? drawSeed()}, ${input.waitlist !== false})`.execute(db);
+    await inSchema(db, ctx.tenant.schema).insertInto('edition_allocations')
+      .values({ uuid, edition_uuid: edition.uuid, seed: input.seed ?? drawSeed(), waitlist: input.waitlist !== false }).execute();
     const job: AllocateJob = { tenant: ctx.tenant.slug, edition: edition.uuid, allocation: uuid };
     await jobs.send(QUEUES.editionAllocate, job, { db });
   });
@@ -45,22 +45,25 @@ export async function commitEdition(ctx: ServiceContext, input: CommitEditionInp
   const jobs = jobsOf(ctx);
   await ctx.em.transactional(async (em) => {
     const db = dbOf(em);
-    const res = await sql<{ uuid: string; heldBack: boolean; pending: boolean; upToRun: number }>`
-      select e.uuid,
-        exists (select 1 from ${qualified(ctx.tenant.schema, 'attendances')} a join ${qualified(ctx.tenant.schema, 'offers')} o on o.uuid = a.offer_uuid
-          where o.edition_uuid = e.uuid and a.held_back) as "heldBack",
-        exists (select 1 from ${qualified(ctx.tenant.schema, 'edition_allocations')} r where r.edition_uuid = e.uuid and r.finished_at is null) as pending,
-        coalesce((select max(r.seq) from ${qualified(ctx.tenant.schema, 'edition_allocations')} r where r.edition_uuid = e.uuid), 0)::float8 as "upToRun"
-      from ${qualified(ctx.tenant.schema, 'editions')} e where e.uuid = ${input.uuid}::uuid`.execute(db);
-    const edition = res.rows[0];
+    const tx = inSchema(db, ctx.tenant.schema);
+    const edition = await tx.selectFrom('editions as e')
+      .select(({ exists, selectFrom, fn, cast }) => [
+        'e.uuid',
+        exists(selectFrom('attendances as a').innerJoin('offers as o', 'o.uuid', 'a.offer_uuid').select(sql`1`.as('one'))
+          .whereRef('o.edition_uuid', '=', 'e.uuid').where((a) => a.ref('a.held_back'))).as('heldBack'),
+        exists(selectFrom('edition_allocations as r').select(sql`1`.as('one'))
+          .whereRef('r.edition_uuid', '=', 'e.uuid').where('r.finished_at', 'is', null)).as('pending'),
+        cast<number>(fn.coalesce(selectFrom('edition_allocations as r').select((r) => r.fn.max('r.seq').as('seq')).whereRef('r.edition_uuid', '=', 'e.uuid'), sql`0`), 'float8').as('upToRun'),
+      ])
+      .where('e.uuid', '=', input.uuid).executeTakeFirst();
     if (!edition) throw editionNotFound(input.uuid);
     // D10: nothing held back (and no run still being drawn whose decisions it would release): nothing happens.
     if (!edition.heldBack && !edition.pending) return;
     // The commit releases what the runs requested before it decided: the job draws any of them still pending first.
     // Those runs are marked, so their own allocate jobs leave them to this job, which writes their decisions
     // released at once (issue 10: one write of each application instead of two).
-    await sql`update ${qualified(ctx.tenant.schema, 'edition_allocations')} set commit_requested_at = now()
-      where edition_uuid = ${edition.uuid}::uuid and finished_at is null and seq <= ${edition.upToRun}`.execute(db);
+    await tx.updateTable('edition_allocations').set({ commit_requested_at: sql`now()` })
+      .where('edition_uuid', '=', edition.uuid).where('finished_at', 'is', null).where('seq', '<=', String(edition.upToRun)).execute();
     const job: CommitJob = { tenant: ctx.tenant.slug, edition: edition.uuid, notify: input.notify !== false, upToRun: edition.upToRun };
     await jobs.send(QUEUES.editionCommit, job, { db });
   });

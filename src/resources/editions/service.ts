@@ -3,7 +3,6 @@ import type { ServiceContext } from '../../platform/context.js';
 import { dbOf } from '../../platform/context.js';
 import { assertAliasFree, deriveAlias, isAliasRace, retryDerivedAlias } from '../../platform/db/aliases.js';
 import { GERMAN, likePattern } from '../../platform/db/search.js';
-import { qualified, sql, type Executor, type RawBuilder } from '../../platform/db/sql.js';
 import { effectiveEditionState, type Procedure, type TaskType } from '../../domain/edition-phases.js';
 import { formatTimestamp } from '../../platform/http/dates.js';
 import { pageOf } from '../../platform/http/fields.js';
@@ -12,7 +11,7 @@ import { sentKeys, wasSent } from '../../platform/http/patch.js';
 import { invalid, notFound, stillReferenced, violation } from '../../domain/errors.js';
 import { Edition, EditionTask } from './entity.js';
 import type { Selectable } from 'kysely';
-import { inSchema, tablesOf, type TenantDB } from '../../platform/db/sql.js';
+import { inSchema, sql, tablesOf, type Executor, type RawBuilder, type TenantDB } from '../../platform/db/sql.js';
 import type { CreateEditionInput, EditionOut, ListEditionsInput, TaskIn, TaskOut, UpdateEditionInput } from './schema.js';
 
 // Editions (D4): reads are projections (one query with the phases aggregated), writes go through the
