@@ -3,7 +3,8 @@ import { allocateByLot, type LotApplication, type LotInput, type LotInterval, ty
 import { sortAfterDecisions, type SortableApplication } from '../../domain/participant-list.js';
 import { expandOccurrences } from '../../domain/recurrence.js';
 import type { ServiceContext } from '../../platform/context.js';
-import { anyOf, inSchema, sql, tablesOf, type Executor } from '../../platform/db/sql.js';
+import type { Selectable } from 'kysely';
+import { anyOf, inSchema, sql, tablesOf, type Executor, type TenantDB } from '../../platform/db/sql.js';
 import { statusChanged } from '../participant-list/index.js';
 import { recordEvent, recordEvents } from '../../platform/events/events.js';
 import { lockEditionOffers, pendingRuns, type PendingRun } from './store.js';
@@ -150,8 +151,9 @@ async function drawRun(ctx: ServiceContext, db: Executor, editionUuid: string, r
 async function loadOffers(ctx: ServiceContext, db: Executor, offerIds: string[]): Promise<LotOffer[]> {
   const t = tablesOf(ctx.tenant.schema);
   // Raw: each offer's dates as one json array, its confirmed count and horizon as subqueries.
+  type O = Selectable<TenantDB['offers']>;
   const res = await sql<{
-    id: string; capacity: number | null; minAge: number | null; maxAge: number | null; confirmedCount: number;
+    id: string; capacity: O['max_participants']; minAge: O['min_age']; maxAge: O['max_age']; confirmedCount: number;
     dates: DateRow[]; horizon: number | null;
   }>`
     select o.uuid as id, o.max_participants as capacity, o.min_age as "minAge", o.max_age as "maxAge",

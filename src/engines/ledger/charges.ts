@@ -1,6 +1,7 @@
 import type { AttendanceState } from '../../domain/attendance-states.js';
 import { CHARGE_TYPES, chargeHome, chargePostings, chargeTarget } from '../../domain/money.js';
-import { anyOf, inSchema, sql, tablesOf, type Executor } from '../../platform/db/sql.js';
+import type { Selectable } from 'kysely';
+import { anyOf, inSchema, sql, tablesOf, type Executor, type TenantDB } from '../../platform/db/sql.js';
 import { ensureLedgers, ledgerKey, postBookings, type NewBooking } from './store.js';
 
 // The one place that posts fee charges and their cancellations (D8, D10 "Money"; spec 3.2 "transitions also
@@ -20,20 +21,23 @@ import { ensureLedgers, ledgerKey, postBookings, type NewBooking } from './store
 // with a cancellation in the old ledger, when the child joins a family account or the offer changes edition);
 // a paid one's stays with its payments. A deleted application's charges are cancelled where they are.
 
+type A = Selectable<TenantDB['attendances']>;
+
+/** An application asked for, left-joined (every column null once it is deleted). */
 type Row = {
   id: string;
   exists: boolean;
   status: AttendanceState | null;
-  heldBack: boolean | null;
-  fee: number | null;
-  payableSwitchedOff: boolean | null;
-  paid: boolean | null;
+  heldBack: A['held_back'] | null;
+  fee: A['fee'];
+  payableSwitchedOff: A['payable_switched_off'] | null;
+  paid: A['paid'] | null;
   offerCancelled: boolean | null;
-  offerName: string | null;
+  offerName: Selectable<TenantDB['offers']>['name'] | null;
   /** Who owes it now (D8: the participant's account, else the participant) and the offer's edition. */
-  account: string | null;
-  participant: string | null;
-  edition: string | null;
+  account: Selectable<TenantDB['participants']>['account_uuid'];
+  participant: A['participant_uuid'] | null;
+  edition: Selectable<TenantDB['offers']>['edition_uuid'] | null;
 };
 
 type Group = {
