@@ -3,10 +3,11 @@ import { allocateByLot, type LotApplication, type LotInput, type LotInterval, ty
 import { sortAfterDecisions, type SortableApplication } from '../../domain/participant-list.js';
 import { expandOccurrences } from '../../domain/recurrence.js';
 import type { ServiceContext } from '../../platform/context.js';
-import { sql, type Executor } from '../../platform/db/sql.js';
+import type { Selectable } from 'kysely';
+import { anyOf, inSchema, sql, tablesOf, type Executor, type TenantDB } from '../../platform/db/sql.js';
 import { statusChanged } from '../participant-list/index.js';
 import { recordEvent, recordEvents } from '../../platform/events/events.js';
-import { lockEditionOffers, pendingRuns, table, type PendingRun } from './store.js';
+import { lockEditionOffers, pendingRuns, type PendingRun } from './store.js';
 
 // The lottery run (D7, D10 "Lot and commit"), the work of the `edition-allocate` job, inside the job's
 // transaction holding the edition's row lock. It loads the edition's `waiting` applications, the offers'
@@ -65,13 +66,14 @@ export async function loadLotInput(
 ): Promise<LotDrawInput> {
   // D10: the draw depends on the seed and the creation order, never on UUIDs. The rank of creation among the
   // applications drawn (not the table-wide serial) makes an identical scenario draw identically, also in a
-  // second edition of the same municipality.
+  // second edition of the same municipality. Raw: the rank is a window function.
+  const t = tablesOf(ctx.tenant.schema);
   const apps = await sql<LotApplication & { account: string | null }>`
     select a.uuid as id, p.account_uuid as account, a.participant_uuid as "participantId", a.offer_uuid as "offerId", a.user_priority as "userPriority",
       (row_number() over (order by a.seq))::int as "createdOrder", to_char(p.date_of_birth, 'YYYY-MM-DD') as "dateOfBirth"
-    from ${table(ctx, 'attendances')} a
-    join ${table(ctx, 'offers')} o on o.uuid = a.offer_uuid
-    join ${table(ctx, 'participants')} p on p.uuid = a.participant_uuid
+    from ${t('attendances')} a
+    join ${t('offers')} o on o.uuid = a.offer_uuid
+    join ${t('participants')} p on p.uuid = a.participant_uuid
     where o.edition_uuid = ${editionUuid}::uuid and a.status = 'waiting'
     order by a.seq`.execute(db);
   const applications = apps.rows;
@@ -90,14 +92,16 @@ export async function loadLotInput(
  * the draw read changed in between.
  */
 async function drawFingerprint(ctx: ServiceContext, db: Executor, editionUuid: string): Promise<string> {
+  const t = tablesOf(ctx.tenant.schema);
+  // Raw: one md5 over ordered aggregates of both tables.
   const res = await sql<{ f: string }>`
     select md5(
       coalesce((select string_agg(format('%s:%s:%s:%s:%s:%s', o.uuid, o.max_participants, o.min_age, o.max_age, o.modified_at,
           (select string_agg(format('%s/%s/%s', d."begin", d."end", d.recurrence), ',' order by d."begin", d.uuid)
-            from ${table(ctx, 'offer_dates')} d where d.offer_uuid = o.uuid)), ';' order by o.uuid)
-        from ${table(ctx, 'offers')} o where o.edition_uuid = ${editionUuid}::uuid), '') || '|' ||
+            from ${t('offer_dates')} d where d.offer_uuid = o.uuid)), ';' order by o.uuid)
+        from ${t('offers')} o where o.edition_uuid = ${editionUuid}::uuid), '') || '|' ||
       coalesce((select string_agg(format('%s:%s:%s:%s', a.uuid, a.status, a.user_priority, a.modified_at), ';' order by a.seq)
-        from ${table(ctx, 'attendances')} a join ${table(ctx, 'offers')} o on o.uuid = a.offer_uuid
+        from ${t('attendances')} a join ${t('offers')} o on o.uuid = a.offer_uuid
         where o.edition_uuid = ${editionUuid}::uuid), '')) as f`.execute(db);
   return res.rows[0]!.f;
 }
@@ -136,28 +140,30 @@ async function drawRun(ctx: ServiceContext, db: Executor, editionUuid: string, r
       );
     }));
   }
-  await sql`update ${table(ctx, 'edition_allocations')}
-    set finished_at = now(), confirmed = ${result.counts.confirmed}, waitlisted = ${result.counts.waitlisted},
-      unfulfilled = ${result.counts.unfulfilled}
-    where uuid = ${run.uuid}::uuid`.execute(db);
+  await inSchema(db, ctx.tenant.schema).updateTable('edition_allocations')
+    .set({ finished_at: sql`now()`, confirmed: result.counts.confirmed, waitlisted: result.counts.waitlisted, unfulfilled: result.counts.unfulfilled })
+    .where('uuid', '=', run.uuid).execute();
   await recordEvent(ctx, db, 'edition.allocated', { edition: editionUuid, allocation: run.uuid, seed: run.seed, ...result.counts });
   return result;
 }
 
 /** The offers' places (D10: held-back confirmations hold a place too), age limits and expanded dates. */
 async function loadOffers(ctx: ServiceContext, db: Executor, offerIds: string[]): Promise<LotOffer[]> {
+  const t = tablesOf(ctx.tenant.schema);
+  // Raw: each offer's dates as one json array, its confirmed count and horizon as subqueries.
+  type O = Selectable<TenantDB['offers']>;
   const res = await sql<{
-    id: string; capacity: number | null; minAge: number | null; maxAge: number | null; confirmedCount: number;
+    id: string; capacity: O['max_participants']; minAge: O['min_age']; maxAge: O['max_age']; confirmedCount: number;
     dates: DateRow[]; horizon: number | null;
   }>`
     select o.uuid as id, o.max_participants as capacity, o.min_age as "minAge", o.max_age as "maxAge",
-      (select count(*) from ${table(ctx, 'attendances')} c where c.offer_uuid = o.uuid and c.status = 'confirmed')::int as "confirmedCount",
+      (select count(*) from ${t('attendances')} c where c.offer_uuid = o.uuid and c.status = 'confirmed')::int as "confirmedCount",
       coalesce((select json_agg(json_build_object('begin', extract(epoch from d."begin") * 1000,
           'end', extract(epoch from d."end") * 1000, 'recurrence', d.recurrence) order by d."begin")
-        from ${table(ctx, 'offer_dates')} d where d.offer_uuid = o.uuid), '[]'::json) as dates,
-      (select extract(epoch from max(gt.end_at)) * 1000 from ${table(ctx, 'edition_tasks')} gt
+        from ${t('offer_dates')} d where d.offer_uuid = o.uuid), '[]'::json) as dates,
+      (select extract(epoch from max(gt.end_at)) * 1000 from ${t('edition_tasks')} gt
         where gt.edition_uuid = o.edition_uuid)::float8 as horizon
-    from ${table(ctx, 'offers')} o where o.uuid = any(${offerIds}::uuid[])`.execute(db);
+    from ${t('offers')} o where o.uuid = any(${offerIds}::uuid[])`.execute(db);
   return res.rows.map((o) => {
     const dates = intervals(o.dates, o.horizon);
     // D10: age is taken at the offer's first date (the earliest begin; recurrences start there).
@@ -170,15 +176,17 @@ async function loadOffers(ctx: ServiceContext, db: Executor, offerIds: string[])
 
 /** D10: a child's confirmed places in any edition count as overlaps. */
 async function loadConfirmedPlaces(ctx: ServiceContext, db: Executor, participantIds: string[]): Promise<LotApplicationPlaces> {
+  const t = tablesOf(ctx.tenant.schema);
+  // Raw: each place's dates as one json array.
   const res = await sql<{ participantId: string; dates: DateRow[]; horizon: number | null }>`
     select a.participant_uuid as "participantId",
       coalesce((select json_agg(json_build_object('begin', extract(epoch from d."begin") * 1000,
           'end', extract(epoch from d."end") * 1000, 'recurrence', d.recurrence))
-        from ${table(ctx, 'offer_dates')} d where d.offer_uuid = a.offer_uuid), '[]'::json) as dates,
-      (select extract(epoch from max(gt.end_at)) * 1000 from ${table(ctx, 'edition_tasks')} gt
+        from ${t('offer_dates')} d where d.offer_uuid = a.offer_uuid), '[]'::json) as dates,
+      (select extract(epoch from max(gt.end_at)) * 1000 from ${t('edition_tasks')} gt
         where gt.edition_uuid = o.edition_uuid)::float8 as horizon
-    from ${table(ctx, 'attendances')} a
-    join ${table(ctx, 'offers')} o on o.uuid = a.offer_uuid
+    from ${t('attendances')} a
+    join ${t('offers')} o on o.uuid = a.offer_uuid
     where a.status = 'confirmed' and a.participant_uuid = any(${participantIds}::uuid[])`.execute(db);
   return res.rows.map((r) => ({ participantId: r.participantId, dates: intervals(r.dates, r.horizon) }));
 }
@@ -188,10 +196,12 @@ type LotApplicationPlaces = Array<{ participantId: string; dates: LotInterval[] 
 async function loadLists(ctx: ServiceContext, db: Executor, offerUuids: string[]): Promise<Map<string, SortableApplication[]>> {
   const lists = new Map<string, SortableApplication[]>(offerUuids.map((o) => [o, []]));
   if (offerUuids.length === 0) return lists;
-  const res = await sql<{ id: string; offer: string; status: AttendanceState; sorting: number | null; createdMs: number }>`
-    select uuid as id, offer_uuid as offer, status, sorting, (extract(epoch from created_at) * 1000)::float8 as "createdMs"
-    from ${table(ctx, 'attendances')} where offer_uuid = any(${offerUuids}::uuid[])`.execute(db);
-  for (const r of res.rows) lists.get(r.offer)!.push({ id: r.id, status: r.status, sorting: r.sorting, createdAt: new Date(r.createdMs) });
+  const rows = await inSchema(db, ctx.tenant.schema).selectFrom('attendances')
+    .select(['uuid as id', 'offer_uuid as offer', 'status', 'sorting', sql<number>`(extract(epoch from created_at) * 1000)::float8`.as('createdMs')])
+    .where('offer_uuid', '=', anyOf(offerUuids))
+    .$narrowType<{ status: AttendanceState }>()
+    .execute();
+  for (const r of rows) lists.get(r.offer)!.push({ id: r.id, status: r.status, sorting: r.sorting, createdAt: new Date(r.createdMs) });
   return lists;
 }
 
@@ -224,7 +234,8 @@ async function writeDecisions(
     }
   }
   if (ids.length === 0) return new Set();
-  const res = await sql<{ uuid: string }>`update ${table(ctx, 'attendances')} a
+  // Raw: one `update … from unnest(arrays)` for every decision and position of the run.
+  const res = await sql<{ uuid: string | null }>`update ${tablesOf(ctx.tenant.schema)('attendances')} a
     set status = coalesce(v.status, a.status),
       held_back = case when v.status is null then a.held_back else ${heldBack} end,
       decision_reason = case when v.status is null then a.decision_reason else v.reason end,

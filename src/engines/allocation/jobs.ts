@@ -1,10 +1,10 @@
 import type { ServiceContext } from '../../platform/context.js';
 import { dbOf } from '../../platform/context.js';
-import { sql } from '../../platform/db/sql.js';
+import { inSchema, sql } from '../../platform/db/sql.js';
 import type { TenantJobData } from '../../platform/jobs/queue.js';
 import { settlePendingRuns } from './draw.js';
 import { releaseHeldBack } from './release.js';
-import { lockEdition, table } from './store.js';
+import { lockEdition } from './store.js';
 
 // The jobs of D7's allocate and commit (src/jobs.ts registers them; src/resources/editions/allocation.ts sends
 // them). Both work under the edition's row lock and are idempotent.
@@ -27,16 +27,16 @@ export async function runAllocationJob(ctx: ServiceContext, data: TenantJobData)
     const db = dbOf(em);
     // The edition was deleted meanwhile (its runs with it): nothing to do.
     if (!(await lockEdition(ctx, db, editionUuid))) return;
-    const run = await sql<{ seq: number; commitRequested: boolean }>`
-      select seq::float8 as seq, commit_requested_at is not null as "commitRequested" from ${table(ctx, 'edition_allocations')}
-      where uuid = ${allocation}::uuid and edition_uuid = ${editionUuid}::uuid`.execute(db);
-    if (!run.rows[0]) return;
+    const run = await inSchema(db, ctx.tenant.schema).selectFrom('edition_allocations')
+      .select([sql<number>`seq::float8`.as('seq'), sql<boolean>`commit_requested_at is not null`.as('commitRequested')])
+      .where('uuid', '=', allocation).where('edition_uuid', '=', editionUuid).executeTakeFirst();
+    if (!run) return;
     // A commit was requested after this run: the commit's job draws it (and every run before it).
-    if (run.rows[0].commitRequested) {
+    if (run.commitRequested) {
       ctx.log.info({ edition: editionUuid, allocation }, 'lottery run left to the commit requested after it');
       return;
     }
-    await settlePendingRuns(ctx, db, editionUuid, run.rows[0].seq);
+    await settlePendingRuns(ctx, db, editionUuid, run.seq);
   });
 }
 

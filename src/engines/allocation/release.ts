@@ -2,10 +2,10 @@ import type { AttendanceState } from '../../domain/attendance-states.js';
 import type { ReleasedDecision } from '../../domain/decision-mail.js';
 import { composeDecisionMails } from '../../platform/mail/templates/de.js';
 import type { ServiceContext } from '../../platform/context.js';
-import { sql, type Executor } from '../../platform/db/sql.js';
+import { sql, tablesOf, type Executor } from '../../platform/db/sql.js';
 import { queueMails } from '../../platform/mail/outbox.js';
 import { syncCharges } from '../ledger/index.js';
-import { lockEditionOffers, table } from './store.js';
+import { lockEditionOffers } from './store.js';
 import { statusChanged } from '../participant-list/index.js';
 import { recordEvents } from '../../platform/events/events.js';
 
@@ -24,9 +24,11 @@ export async function releaseHeldBack(
   ctx: ServiceContext, db: Executor, edition: { uuid: string; name: string }, notify: boolean, decided: readonly string[] = [],
 ): Promise<string[]> {
   await lockEditionOffers(ctx, db, edition.uuid);
+  const t = tablesOf(ctx.tenant.schema);
+  // Raw: the edition's held-back decisions released in one `update … from … returning` (thousands of rows).
   const released = await sql<{ uuid: string; offer: string; participant: string; account: string | null; status: AttendanceState; reason: string | null }>`
-    update ${table(ctx, 'attendances')} a set held_back = false, modified_at = now()
-    from ${table(ctx, 'offers')} o, ${table(ctx, 'participants')} p
+    update ${t('attendances')} a set held_back = false, modified_at = now()
+    from ${t('offers')} o, ${t('participants')} p
     where o.uuid = a.offer_uuid and o.edition_uuid = ${edition.uuid}::uuid and a.held_back and p.uuid = a.participant_uuid
     returning a.uuid, a.offer_uuid as offer, a.participant_uuid as participant, p.account_uuid as account, a.status,
       a.decision_reason as reason`.execute(db);
@@ -55,14 +57,16 @@ export async function releaseHeldBack(
 
 /** The released applications as the family e-mail needs them (D10: the account's address, else the child's own). */
 async function loadReleased(ctx: ServiceContext, db: Executor, ids: string[]): Promise<ReleasedDecision[]> {
+  const t = tablesOf(ctx.tenant.schema);
+  // Raw: thousands of released applications with their families, as the pure mail composer takes them.
   const res = await sql<ReleasedDecision>`
     select a.uuid as "attendanceId", coalesce(acc.uuid, p.uuid) as "familyId", coalesce(acc.email, p.email) as recipient,
       p.uuid as "participantId", case when p.pseudonymised_at is null then p.firstname end as firstname,
       o.name as "offerName", a.status, a.fee
-    from ${table(ctx, 'attendances')} a
-    join ${table(ctx, 'offers')} o on o.uuid = a.offer_uuid
-    join ${table(ctx, 'participants')} p on p.uuid = a.participant_uuid
-    left join ${table(ctx, 'accounts')} acc on acc.uuid = p.account_uuid
+    from ${t('attendances')} a
+    join ${t('offers')} o on o.uuid = a.offer_uuid
+    join ${t('participants')} p on p.uuid = a.participant_uuid
+    left join ${t('accounts')} acc on acc.uuid = p.account_uuid
     where a.uuid = any(${ids}::uuid[])`.execute(db);
   return res.rows;
 }

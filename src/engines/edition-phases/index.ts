@@ -1,7 +1,7 @@
 import type { EditionWithTasks, Procedure, TaskType } from '../../domain/edition-phases.js';
 import { firstComePhaseRunning } from '../../domain/participant-list-access.js';
 import type { ServiceContext } from '../../platform/context.js';
-import { qualified, sql, type Executor, type RawBuilder } from '../../platform/db/sql.js';
+import { sql, tablesOf, type Executor, type RawBuilder } from '../../platform/db/sql.js';
 
 // The phase rule of an edition (D4, src/domain/edition-phases.ts) where the database applies it: as SQL
 // expressions inside other projections, and as the edition with its phases for the pure rules.
@@ -14,7 +14,7 @@ function running(now: RawBuilder<unknown>) {
 }
 
 function windowFlagSql(schema: string, e: string, type: TaskType, flag: string, now: Date | null) {
-  const tasks = qualified(schema, 'edition_tasks');
+  const tasks = tablesOf(schema)('edition_tasks');
   const at = now ? sql`${now}::timestamptz` : sql`now()`;
   const edition = sql.ref(`${e}.uuid`);
   return sql<boolean>`(case
@@ -35,7 +35,7 @@ export function editionListsReleasedSql(schema: string, e = 'e', now: Date | nul
 
 /** The edition's effective `procedure` (D4) as a SQL expression. */
 export function editionProcedureSql(schema: string, e = 'e', now: Date | null = null): RawBuilder<Procedure> {
-  const tasks = qualified(schema, 'edition_tasks');
+  const tasks = tablesOf(schema)('edition_tasks');
   const at = now ? sql`${now}::timestamptz` : sql`now()`;
   const isRunning = running(at);
   return sql<Procedure>`coalesce((
@@ -51,14 +51,16 @@ export function editionProcedureSql(schema: string, e = 'e', now: Date | null = 
 
 /** The edition with its phases, for the phase rules (D4). */
 export async function editionWithTasks(ctx: ServiceContext, db: Executor, editionUuid: string): Promise<EditionWithTasks | null> {
+  const t = tablesOf(ctx.tenant.schema);
+  // Raw: the phases as one json array in the edition's row.
   const res = await sql<{
     procedure: Procedure; online: boolean; releaseParticipantLists: boolean;
     tasks: { type: TaskType; begin: number | null; end: number | null; applicationSystem: Procedure | null }[];
   }>`select e.procedure, e.online, e.release_participant_lists as "releaseParticipantLists",
       coalesce((select json_agg(json_build_object('type', t.type, 'begin', extract(epoch from t.begin_at) * 1000,
         'end', extract(epoch from t.end_at) * 1000, 'applicationSystem', t.application_system))
-        from ${qualified(ctx.tenant.schema, 'edition_tasks')} t where t.edition_uuid = e.uuid), '[]'::json) as tasks
-    from ${qualified(ctx.tenant.schema, 'editions')} e where e.uuid = ${editionUuid}::uuid`.execute(db);
+        from ${t('edition_tasks')} t where t.edition_uuid = e.uuid), '[]'::json) as tasks
+    from ${t('editions')} e where e.uuid = ${editionUuid}::uuid`.execute(db);
   const r = res.rows[0];
   if (!r) return null;
   return {

@@ -1,6 +1,6 @@
 import type { ServiceContext } from '../../platform/context.js';
 import { dbOf } from '../../platform/context.js';
-import { qualified, sql, type Executor } from '../../platform/db/sql.js';
+import { anyOf, inSchema, sql, type Executor } from '../../platform/db/sql.js';
 import { parseId } from '../../platform/http/ids.js';
 
 // Families (spec 2.1): the accounts as other resources refer to them.
@@ -13,12 +13,12 @@ import { parseId } from '../../platform/http/ids.js';
 export async function resolveAccountRef(ctx: ServiceContext, value: string, db: Executor = dbOf(ctx.em)): Promise<string | null> {
   const v = value.trim();
   if (!v || v.length > 254) return null;
-  const accounts = qualified(ctx.tenant.schema, 'accounts');
+  const accounts = inSchema(db, ctx.tenant.schema).selectFrom('accounts').select('uuid');
   const id = parseId(v);
-  const res = id
-    ? await sql<{ uuid: string }>`select uuid from ${accounts} where uuid = ${id}::uuid`.execute(db)
-    : await sql<{ uuid: string }>`select uuid from ${accounts} where lower(email) = lower(${v})`.execute(db);
-  return res.rows[0]?.uuid ?? null;
+  const row = id
+    ? await accounts.where('uuid', '=', id).executeTakeFirst()
+    : await accounts.where(sql`lower(email)`, '=', sql`lower(${v})`).executeTakeFirst();
+  return row?.uuid ?? null;
 }
 
 /**
@@ -28,6 +28,6 @@ export async function resolveAccountRef(ctx: ServiceContext, value: string, db: 
 export async function touchAccounts(ctx: ServiceContext, db: Executor, uuids: (string | null | undefined)[]): Promise<void> {
   const ids = [...new Set(uuids.filter((u): u is string => !!u))];
   if (ids.length === 0) return;
-  await sql`update ${qualified(ctx.tenant.schema, 'accounts')} set modified_at = now()
-    where uuid = any(${ids}::uuid[])`.execute(db);
+  await inSchema(db, ctx.tenant.schema).updateTable('accounts').set({ modified_at: sql`now()` })
+    .where('uuid', '=', anyOf(ids)).execute();
 }

@@ -1,6 +1,7 @@
 import type { AttendanceState } from '../../domain/attendance-states.js';
 import { CHARGE_TYPES, chargeHome, chargePostings, chargeTarget } from '../../domain/money.js';
-import { qualified, sql, type Executor } from '../../platform/db/sql.js';
+import type { Selectable } from 'kysely';
+import { anyOf, inSchema, sql, tablesOf, type Executor, type TenantDB } from '../../platform/db/sql.js';
 import { ensureLedgers, ledgerKey, postBookings, type NewBooking } from './store.js';
 
 // The one place that posts fee charges and their cancellations (D8, D10 "Money"; spec 3.2 "transitions also
@@ -20,20 +21,23 @@ import { ensureLedgers, ledgerKey, postBookings, type NewBooking } from './store
 // with a cancellation in the old ledger, when the child joins a family account or the offer changes edition);
 // a paid one's stays with its payments. A deleted application's charges are cancelled where they are.
 
+type A = Selectable<TenantDB['attendances']>;
+
+/** An application asked for, left-joined (every column null once it is deleted). */
 type Row = {
   id: string;
   exists: boolean;
   status: AttendanceState | null;
-  heldBack: boolean | null;
-  fee: number | null;
-  payableSwitchedOff: boolean | null;
-  paid: boolean | null;
+  heldBack: A['held_back'] | null;
+  fee: A['fee'];
+  payableSwitchedOff: A['payable_switched_off'] | null;
+  paid: A['paid'] | null;
   offerCancelled: boolean | null;
-  offerName: string | null;
+  offerName: Selectable<TenantDB['offers']>['name'] | null;
   /** Who owes it now (D8: the participant's account, else the participant) and the offer's edition. */
-  account: string | null;
-  participant: string | null;
-  edition: string | null;
+  account: Selectable<TenantDB['participants']>['account_uuid'];
+  participant: A['participant_uuid'] | null;
+  edition: Selectable<TenantDB['offers']>['edition_uuid'] | null;
 };
 
 type Group = {
@@ -50,9 +54,9 @@ function isCurrent(g: Group, r: Row): boolean {
 export async function syncCharges(db: Executor, schema: string, attendanceUuids: readonly string[]): Promise<void> {
   const ids = [...new Set(attendanceUuids)].sort();
   if (ids.length === 0) return;
-  const t = (name: string) => qualified(schema, name);
+  const t = tablesOf(schema);
   // Callers hold the offers' row locks (src/resources/attendances/writes.ts), so no two writers reconcile
-  // one application at once.
+  // one application at once. Raw: a row for every id asked for, from `unnest(ids)`, also for one deleted since.
   const state = await sql<Row>`
     select x.id, a.uuid is not null as exists, a.status, a.held_back as "heldBack", a.fee,
       a.payable_switched_off as "payableSwitchedOff", a.paid, o.name as "offerName",
@@ -63,17 +67,21 @@ export async function syncCharges(db: Executor, schema: string, attendanceUuids:
     left join ${t('offers')} o on o.uuid = a.offer_uuid
     left join ${t('participants')} p on p.uuid = a.participant_uuid
     order by x.id`.execute(db);
-  const groups = await sql<Group>`
-    select b.attendance_uuid as attendance, b.ledger_uuid as ledger, sum(b.amount)::int as amount, max(b.seq)::float8 as "lastSeq",
-      d.account_uuid as account, d.participant_uuid as participant, l.edition_uuid as edition
-    from ${t('bookings')} b
-    join ${t('ledgers')} l on l.uuid = b.ledger_uuid
-    join ${t('debtors')} d on d.uuid = l.debtor_uuid
-    where b.attendance_uuid = any(${ids}::uuid[]) and b.type = any(${[...CHARGE_TYPES]}::text[])
-    group by b.attendance_uuid, b.ledger_uuid, d.account_uuid, d.participant_uuid, l.edition_uuid`.execute(db);
+  const groups = await inSchema(db, schema).selectFrom('bookings as b')
+    .innerJoin('ledgers as l', 'l.uuid', 'b.ledger_uuid')
+    .innerJoin('debtors as d', 'd.uuid', 'l.debtor_uuid')
+    .select([
+      'b.attendance_uuid as attendance', 'b.ledger_uuid as ledger', sql<number>`sum(b.amount)::int`.as('amount'),
+      sql<number>`max(b.seq)::float8`.as('lastSeq'), 'd.account_uuid as account', 'd.participant_uuid as participant',
+      'l.edition_uuid as edition',
+    ])
+    .where('b.attendance_uuid', '=', anyOf(ids)).where('b.type', '=', anyOf([...CHARGE_TYPES], 'text'))
+    .groupBy(['b.attendance_uuid', 'b.ledger_uuid', 'd.account_uuid', 'd.participant_uuid', 'l.edition_uuid'])
+    .$narrowType<Group>()
+    .execute();
 
   const byAttendance = new Map<string, Group[]>();
-  for (const g of groups.rows) byAttendance.set(g.attendance, [...(byAttendance.get(g.attendance) ?? []), g]);
+  for (const g of groups) byAttendance.set(g.attendance, [...(byAttendance.get(g.attendance) ?? []), g]);
   const plans = state.rows.map((r) => {
     const mine = byAttendance.get(r.id) ?? [];
     const charged = mine.reduce((s, g) => s + g.amount, 0);

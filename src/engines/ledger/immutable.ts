@@ -1,6 +1,5 @@
 import type { ServiceContext } from '../../platform/context.js';
-import { dbOf } from '../../platform/context.js';
-import { qualified, sql } from '../../platform/db/sql.js';
+import { tenantDb } from '../../platform/db/tenant.js';
 import { notFound } from '../../domain/errors.js';
 import { Problem } from '../../platform/http/problem.js';
 
@@ -15,8 +14,8 @@ const RECORDS = {
 
 export async function refuseChange(ctx: ServiceContext, table: keyof typeof RECORDS, uuid: string, method: 'PATCH' | 'DELETE'): Promise<never> {
   const { label, hint } = RECORDS[table];
-  const res = await sql<{ uuid: string }>`select uuid from ${qualified(ctx.tenant.schema, table)} where uuid = ${uuid}::uuid`.execute(dbOf(ctx.em));
-  if (!res.rows[0]) throw notFound(`No ${label} with the identifier ${uuid} exists.`);
+  const found = await tenantDb(ctx).selectFrom(table).select('uuid').where('uuid', '=', uuid).executeTakeFirst();
+  if (!found) throw notFound(`No ${label} with the identifier ${uuid} exists.`);
   const verb = method === 'PATCH' ? 'changed' : 'deleted';
   throw new Problem(405, `A ${label} is never ${verb}: ${hint}.`, undefined, { Allow: table === 'receipts' ? 'GET, POST' : 'GET' });
 }

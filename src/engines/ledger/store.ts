@@ -1,5 +1,5 @@
 import type { BookingType } from '../../domain/money.js';
-import { qualified, sql, type Executor } from '../../platform/db/sql.js';
+import { anyOf, inSchema, sql, tablesOf, type Executor } from '../../platform/db/sql.js';
 import { newUuid } from '../../platform/http/ids.js';
 
 // The write side of money (D8), shared by charges, receipts and transfers: debtors and ledgers are made on
@@ -10,27 +10,27 @@ import { newUuid } from '../../platform/http/ids.js';
 export type Party = { account: string | null; participant: string };
 
 export async function ensureDebtor(db: Executor, schema: string, party: Party): Promise<string> {
-  const debtors = qualified(schema, 'debtors');
+  const tx = inSchema(db, schema);
   if (party.account) {
-    await sql`insert into ${debtors} (uuid, account_uuid) values (${newUuid()}::uuid, ${party.account}::uuid)
-      on conflict (account_uuid) where account_uuid is not null do nothing`.execute(db);
-    const res = await sql<{ uuid: string }>`select uuid from ${debtors} where account_uuid = ${party.account}::uuid`.execute(db);
-    return res.rows[0]!.uuid;
+    await tx.insertInto('debtors').values({ uuid: newUuid(), account_uuid: party.account })
+      .onConflict((oc) => oc.column('account_uuid').where('account_uuid', 'is not', null).doNothing()).execute();
+    const row = await tx.selectFrom('debtors').select('uuid').where('account_uuid', '=', party.account).executeTakeFirstOrThrow();
+    return row.uuid;
   }
-  await sql`insert into ${debtors} (uuid, participant_uuid) values (${newUuid()}::uuid, ${party.participant}::uuid)
-    on conflict (participant_uuid) where participant_uuid is not null do nothing`.execute(db);
-  const res = await sql<{ uuid: string }>`select uuid from ${debtors} where participant_uuid = ${party.participant}::uuid`.execute(db);
-  return res.rows[0]!.uuid;
+  await tx.insertInto('debtors').values({ uuid: newUuid(), participant_uuid: party.participant })
+    .onConflict((oc) => oc.column('participant_uuid').where('participant_uuid', 'is not', null).doNothing()).execute();
+  const row = await tx.selectFrom('debtors').select('uuid').where('participant_uuid', '=', party.participant).executeTakeFirstOrThrow();
+  return row.uuid;
 }
 
 /** The debtor's ledger for the edition (D8), made when missing. */
 export async function ensureLedger(db: Executor, schema: string, debtor: string, edition: string): Promise<string> {
-  const ledgers = qualified(schema, 'ledgers');
-  await sql`insert into ${ledgers} (uuid, debtor_uuid, edition_uuid) values (${newUuid()}::uuid, ${debtor}::uuid, ${edition}::uuid)
-    on conflict (debtor_uuid, edition_uuid) do nothing`.execute(db);
-  const res = await sql<{ uuid: string }>`select uuid from ${ledgers}
-    where debtor_uuid = ${debtor}::uuid and edition_uuid = ${edition}::uuid`.execute(db);
-  return res.rows[0]!.uuid;
+  const tx = inSchema(db, schema);
+  await tx.insertInto('ledgers').values({ uuid: newUuid(), debtor_uuid: debtor, edition_uuid: edition })
+    .onConflict((oc) => oc.columns(['debtor_uuid', 'edition_uuid']).doNothing()).execute();
+  const row = await tx.selectFrom('ledgers').select('uuid')
+    .where('debtor_uuid', '=', debtor).where('edition_uuid', '=', edition).executeTakeFirstOrThrow();
+  return row.uuid;
 }
 
 /** A key for `ensureLedgers`: the party and the edition. */
@@ -43,10 +43,12 @@ export const ledgerKey = (party: Party, edition: string) => `${party.account ?? 
 export async function ensureLedgers(db: Executor, schema: string, pairs: readonly (Party & { edition: string })[]): Promise<Map<string, string>> {
   const out = new Map<string, string>();
   if (pairs.length === 0) return out;
-  const debtors = qualified(schema, 'debtors');
-  const ledgers = qualified(schema, 'ledgers');
+  const t = tablesOf(schema);
+  const debtors = t('debtors');
+  const ledgers = t('ledgers');
   const accounts = [...new Set(pairs.filter((p) => p.account).map((p) => p.account!))];
   const children = [...new Set(pairs.filter((p) => !p.account).map((p) => p.participant))];
+  // Raw: `insert … select from unnest(arrays)`, one statement however many debtors and ledgers are missing.
   if (accounts.length) {
     await sql`insert into ${debtors} (uuid, account_uuid) select * from unnest(${accounts.map(() => newUuid())}::uuid[], ${accounts}::uuid[])
       on conflict (account_uuid) where account_uuid is not null do nothing`.execute(db);
@@ -55,14 +57,16 @@ export async function ensureLedgers(db: Executor, schema: string, pairs: readonl
     await sql`insert into ${debtors} (uuid, participant_uuid) select * from unnest(${children.map(() => newUuid())}::uuid[], ${children}::uuid[])
       on conflict (participant_uuid) where participant_uuid is not null do nothing`.execute(db);
   }
-  const found = await sql<{ uuid: string; account: string | null; participant: string | null }>`
-    select uuid, account_uuid as account, participant_uuid as participant from ${debtors}
-    where account_uuid = any(${accounts}::uuid[]) or participant_uuid = any(${children}::uuid[])`.execute(db);
-  const debtorOf = new Map(found.rows.map((d) => [d.account ? `a:${d.account}` : `p:${d.participant}`, d.uuid]));
+  const found = await inSchema(db, schema).selectFrom('debtors')
+    .select(['uuid', 'account_uuid as account', 'participant_uuid as participant'])
+    .where((eb) => eb.or([eb('account_uuid', '=', anyOf(accounts)), eb('participant_uuid', '=', anyOf(children))]))
+    .execute();
+  const debtorOf = new Map(found.map((d) => [d.account ? `a:${d.account}` : `p:${d.participant}`, d.uuid]));
   const wanted = [...new Map(pairs.map((p) => [ledgerKey(p, p.edition), { key: ledgerKey(p, p.edition), debtor: debtorOf.get(p.account ? `a:${p.account}` : `p:${p.participant}`)!, edition: p.edition }])).values()];
   await sql`insert into ${ledgers} (uuid, debtor_uuid, edition_uuid)
     select * from unnest(${wanted.map(() => newUuid())}::uuid[], ${wanted.map((w) => w.debtor)}::uuid[], ${wanted.map((w) => w.edition)}::uuid[])
     on conflict (debtor_uuid, edition_uuid) do nothing`.execute(db);
+  // Raw: the ledgers of the (debtor, edition) pairs, joined from `unnest(arrays)`.
   const rows = await sql<{ uuid: string; debtor: string; edition: string }>`
     select l.uuid, l.debtor_uuid as debtor, l.edition_uuid as edition from ${ledgers} l
     join unnest(${wanted.map((w) => w.debtor)}::uuid[], ${wanted.map((w) => w.edition)}::uuid[]) as v(debtor, edition)
@@ -74,14 +78,11 @@ export async function ensureLedgers(db: Executor, schema: string, pairs: readonl
 
 /** The ledger an application's new bookings go to when it has none yet: its debtor's, for its offer's edition. */
 export async function currentLedgerOf(db: Executor, schema: string, attendanceUuid: string): Promise<string | null> {
-  const t = (name: string) => qualified(schema, name);
-  const res = await sql<{ account: string | null; participant: string; edition: string }>`
-    select p.account_uuid as account, p.uuid as participant, o.edition_uuid as edition
-    from ${t('attendances')} a
-    join ${t('participants')} p on p.uuid = a.participant_uuid
-    join ${t('offers')} o on o.uuid = a.offer_uuid
-    where a.uuid = ${attendanceUuid}::uuid`.execute(db);
-  const r = res.rows[0];
+  const r = await inSchema(db, schema).selectFrom('attendances as a')
+    .innerJoin('participants as p', 'p.uuid', 'a.participant_uuid')
+    .innerJoin('offers as o', 'o.uuid', 'a.offer_uuid')
+    .select(['p.account_uuid as account', 'p.uuid as participant', 'o.edition_uuid as edition'])
+    .where('a.uuid', '=', attendanceUuid).executeTakeFirst();
   if (!r) return null;
   return ensureLedger(db, schema, await ensureDebtor(db, schema, r), r.edition);
 }
@@ -99,8 +100,8 @@ export type NewBooking = {
 export async function postBookings(db: Executor, schema: string, bookings: readonly NewBooking[]): Promise<void> {
   const rows = bookings.filter((b) => b.amount !== 0);
   if (rows.length === 0) return;
-  // One statement; `with ordinality` keeps the array order for the identity column.
-  await sql`insert into ${qualified(schema, 'bookings')} (uuid, ledger_uuid, type, amount, text, attendance_uuid, receipt_uuid)
+  // Raw: one statement from `unnest(arrays)`; `with ordinality` keeps the array order for the identity column.
+  await sql`insert into ${tablesOf(schema)('bookings')} (uuid, ledger_uuid, type, amount, text, attendance_uuid, receipt_uuid)
     select v.uuid, v.ledger, v.type, v.amount, v.text, v.attendance, v.receipt
     from unnest(${rows.map(() => newUuid())}::uuid[], ${rows.map((b) => b.ledger)}::uuid[], ${rows.map((b) => b.type)}::text[],
       ${rows.map((b) => b.amount)}::int[], ${rows.map((b) => b.text)}::text[], ${rows.map((b) => b.attendance)}::uuid[],
@@ -116,7 +117,8 @@ export async function postBookings(db: Executor, schema: string, bookings: reado
 export async function refreshPaid(db: Executor, schema: string, attendanceUuids: readonly string[]): Promise<void> {
   const ids = [...new Set(attendanceUuids)];
   if (ids.length === 0) return;
-  const t = (name: string) => qualified(schema, name);
+  const t = tablesOf(schema);
+  // Raw: the flag of every application computed over `unnest(ids)` and written in one statement.
   await sql`update ${t('attendances')} a set paid = v.paid, modified_at = now()
     from (select x.id, exists (select 1 from ${t('receipt_items')} i join ${t('receipts')} r on r.uuid = i.receipt_uuid
         where i.attendance_uuid = x.id and i.reversed_by_uuid is null and r.reverses_uuid is null) as paid

@@ -1,10 +1,9 @@
 import type { AttendanceState } from '../../domain/attendance-states.js';
 import type { ServiceContext } from '../../platform/context.js';
-import { qualified, sql, type Executor } from '../../platform/db/sql.js';
+import { inSchema, sql, type Executor } from '../../platform/db/sql.js';
 import { queueMail, type QueuedMail } from '../../platform/mail/outbox.js';
 import { applicationStateMail } from '../../platform/mail/templates/de.js';
-
-const table = (ctx: ServiceContext, name: string) => qualified(ctx.tenant.schema, name);
+import { participantFieldSql } from '../families/index.js';
 
 // ---- e-mail to the family (D9: an outbox row in the same transaction) -------------------------------
 
@@ -13,15 +12,17 @@ const table = (ctx: ServiceContext, name: string) => qualified(ctx.tenant.schema
  * participant's own. Returns false when there is no address to write to.
  */
 export async function queueDecisionMail(ctx: ServiceContext, db: Executor, attendanceUuid: string, cause: string): Promise<boolean> {
-  const res = await sql<{ status: AttendanceState; offer: string; offerUuid: string; firstname: string | null; email: string | null }>`
-    select a.status, o.name as offer, o.uuid as "offerUuid",
-      case when p.pseudonymised_at is null then p.firstname end as firstname, coalesce(acc.email, p.email) as email
-    from ${table(ctx, 'attendances')} a
-    join ${table(ctx, 'offers')} o on o.uuid = a.offer_uuid
-    join ${table(ctx, 'participants')} p on p.uuid = a.participant_uuid
-    left join ${table(ctx, 'accounts')} acc on acc.uuid = p.account_uuid
-    where a.uuid = ${attendanceUuid}::uuid`.execute(db);
-  const r = res.rows[0];
+  const r = await inSchema(db, ctx.tenant.schema).selectFrom('attendances as a')
+    .innerJoin('offers as o', 'o.uuid', 'a.offer_uuid')
+    .innerJoin('participants as p', 'p.uuid', 'a.participant_uuid')
+    .leftJoin('accounts as acc', 'acc.uuid', 'p.account_uuid')
+    .select([
+      'a.status', 'o.name as offer', 'o.uuid as offerUuid', participantFieldSql('p', 'firstname').as('firstname'),
+      sql<string | null>`coalesce(acc.email, p.email)`.as('email'),
+    ])
+    .where('a.uuid', '=', attendanceUuid)
+    .$narrowType<{ status: AttendanceState }>()
+    .executeTakeFirst();
   if (!r?.email) return false;
   await queueMail(ctx, db, decisionMail({ attendance: attendanceUuid, status: r.status, offer: r.offerUuid, offerName: r.offer, firstname: r.firstname, email: r.email, cause }));
   return true;

@@ -1,4 +1,4 @@
-import { qualified, sql, type Executor } from '../../platform/db/sql.js';
+import { anyOf, inSchema, type Executor } from '../../platform/db/sql.js';
 import type { EventPayloads, NewEvent } from '../../platform/events/events.js';
 
 // Issue 14: the references every application event carries (src/platform/events/payloads.ts), and the one read
@@ -18,7 +18,7 @@ export function statusChanged(refs: AttendanceRefs, change: StatusChange): NewEv
 /** The family account of each child (absent: none). One statement for any number of children. */
 export async function accountsOf(db: Executor, schema: string, participants: readonly string[]): Promise<Map<string, string | null>> {
   if (participants.length === 0) return new Map();
-  const res = await sql<{ uuid: string; account: string | null }>`select uuid, account_uuid as account
-    from ${qualified(schema, 'participants')} where uuid = any(${[...new Set(participants)]}::uuid[])`.execute(db);
-  return new Map(res.rows.map((r) => [r.uuid, r.account]));
+  const rows = await inSchema(db, schema).selectFrom('participants').select(['uuid', 'account_uuid as account'])
+    .where('uuid', '=', anyOf([...new Set(participants)])).execute();
+  return new Map(rows.map((r) => [r.uuid, r.account]));
 }

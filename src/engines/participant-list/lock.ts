@@ -2,7 +2,7 @@ import type { AttendanceState } from '../../domain/attendance-states.js';
 import type { Procedure } from '../../domain/edition-phases.js';
 import { sortParticipantList } from '../../domain/participant-list.js';
 import type { ServiceContext } from '../../platform/context.js';
-import { qualified, sql, type Executor } from '../../platform/db/sql.js';
+import { inSchema, sql, tablesOf, type Executor } from '../../platform/db/sql.js';
 import type { ApplicationQuestion } from '../../resources/offers/entity.js';
 import { editionProcedureSql } from '../edition-phases/index.js';
 
@@ -25,21 +25,22 @@ export type LockedOffer = {
   cancelled: boolean;
 };
 
-const table = (ctx: ServiceContext, name: string) => qualified(ctx.tenant.schema, name);
-
 /** Locks the offers (in uuid order) for the rest of the transaction; returns those that exist. */
 export async function lockOffers(ctx: ServiceContext, db: Executor, uuids: string[]): Promise<Map<string, LockedOffer>> {
   const out = new Map<string, LockedOffer>();
+  const tx = inSchema(db, ctx.tenant.schema);
   for (const uuid of [...new Set(uuids)].sort()) {
-    const res = await sql<LockedOffer>`
-      select o.uuid, o.name, o.edition_uuid as "editionUuid", o.max_participants as "maxParticipants", o.fee,
-        o.application_questions as "applicationQuestions", ${editionProcedureSql(ctx.tenant.schema, 'e')} as procedure,
-        'cancelled' = any(o.places) as cancelled
-      from ${table(ctx, 'offers')} o
-      join ${table(ctx, 'editions')} e on e.uuid = o.edition_uuid
-      where o.uuid = ${uuid}::uuid
-      for no key update of o`.execute(db);
-    if (res.rows[0]) out.set(uuid, res.rows[0]);
+    const row = await tx.selectFrom('offers as o').innerJoin('editions as e', 'e.uuid', 'o.edition_uuid')
+      .select([
+        'o.uuid', 'o.name', 'o.edition_uuid as editionUuid', 'o.max_participants as maxParticipants', 'o.fee',
+        'o.application_questions as applicationQuestions', editionProcedureSql(ctx.tenant.schema, 'e').as('procedure'),
+        sql<boolean>`'cancelled' = any(o.places)`.as('cancelled'),
+      ])
+      .where('o.uuid', '=', uuid)
+      .forNoKeyUpdate('o')
+      .$castTo<LockedOffer>()
+      .executeTakeFirst();
+    if (row) out.set(uuid, row);
   }
   return out;
 }
@@ -53,10 +54,12 @@ export type ListRow = { id: string; participant: string; status: AttendanceState
 
 /** The offer's participant list (unordered). Call with the offer locked. */
 export async function loadList(ctx: ServiceContext, db: Executor, offerUuid: string): Promise<ListRow[]> {
-  const res = await sql<{ id: string; participant: string; status: AttendanceState; sorting: number | null; createdMs: number }>`
-    select uuid as id, participant_uuid as participant, status, sorting, (extract(epoch from created_at) * 1000)::float8 as "createdMs"
-    from ${table(ctx, 'attendances')} where offer_uuid = ${offerUuid}::uuid`.execute(db);
-  return res.rows.map((r) => ({ id: r.id, participant: r.participant, status: r.status, sorting: r.sorting, createdAt: new Date(r.createdMs) }));
+  const rows = await inSchema(db, ctx.tenant.schema).selectFrom('attendances')
+    .select(['uuid as id', 'participant_uuid as participant', 'status', 'sorting', sql<number>`(extract(epoch from created_at) * 1000)::float8`.as('createdMs')])
+    .where('offer_uuid', '=', offerUuid)
+    .$narrowType<{ status: AttendanceState }>()
+    .execute();
+  return rows.map((r) => ({ id: r.id, participant: r.participant, status: r.status, sorting: r.sorting, createdAt: new Date(r.createdMs) }));
 }
 
 /**
@@ -69,7 +72,8 @@ export async function saveOrder(ctx: ServiceContext, db: Executor, rows: ListRow
   const sorted = sortParticipantList(rows);
   const changed = sorted.filter((a) => a.id !== skip && before.get(a.id) !== a.sorting);
   if (changed.length > 0) {
-    await sql`update ${table(ctx, 'attendances')} a set sorting = v.s, modified_at = now()
+    // Raw: every changed position in one `update … from unnest(arrays)`.
+    await sql`update ${tablesOf(ctx.tenant.schema)('attendances')} a set sorting = v.s, modified_at = now()
       from unnest(${changed.map((c) => c.id)}::uuid[], ${changed.map((c) => c.sorting)}::int[]) as v(id, s)
       where a.uuid = v.id`.execute(db);
   }

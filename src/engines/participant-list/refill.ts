@@ -1,7 +1,7 @@
 import { refillCandidates, vacancies } from '../../domain/participant-list.js';
 import type { ServiceContext } from '../../platform/context.js';
 import { dbOf } from '../../platform/context.js';
-import { qualified, sql, type Executor } from '../../platform/db/sql.js';
+import { anyOf, inSchema, sql, type Executor } from '../../platform/db/sql.js';
 import { recordEvents } from '../../platform/events/events.js';
 import { QUEUES, type TenantJobData } from '../../platform/jobs/queue.js';
 import { syncCharges } from '../ledger/index.js';
@@ -9,8 +9,6 @@ import { firstComeRunning } from '../edition-phases/index.js';
 import { queueDecisionMail } from './decision-mail.js';
 import { accountsOf, statusChanged } from './events.js';
 import { loadList, lockOffer, saveOrder, type ListRow, type LockedOffer } from './lock.js';
-
-const table = (ctx: ServiceContext, name: string) => qualified(ctx.tenant.schema, name);
 
 // ---- refill (spec 4.2, D5, D10) ---------------------------------------------------------------------
 
@@ -21,10 +19,12 @@ export const REFILL_REASON = 'Von der Warteliste nachgerückt';
  * back too (spec 2.2 heldBack: no fee due, the family not told), and the commit releases them with the rest.
  */
 async function editionAwaitsCommit(ctx: ServiceContext, db: Executor, editionUuid: string): Promise<boolean> {
-  const res = await sql<{ pending: boolean }>`select exists (
-      select 1 from ${table(ctx, 'attendances')} a join ${table(ctx, 'offers')} o on o.uuid = a.offer_uuid
-      where o.edition_uuid = ${editionUuid}::uuid and a.held_back) as pending`.execute(db);
-  return res.rows[0]?.pending ?? false;
+  const tx = inSchema(db, ctx.tenant.schema);
+  const row = await tx.selectNoFrom((eb) => eb.exists(
+    tx.selectFrom('attendances as a').innerJoin('offers as o', 'o.uuid', 'a.offer_uuid').select(sql`1`.as('one'))
+      .where('o.edition_uuid', '=', editionUuid).where((eb) => eb.ref('a.held_back')),
+  ).as('pending')).executeTakeFirst();
+  return !!row?.pending;
 }
 
 /**
@@ -41,17 +41,20 @@ export async function refillLocked(ctx: ServiceContext, db: Executor, offer: Loc
   const moved = refillCandidates(sorted, vacancies(offer.maxParticipants, confirmed)).map((r) => r.id);
   if (moved.length === 0) return [];
   const holdBack = await editionAwaitsCommit(ctx, db, offer.editionUuid);
-  const released = await sql<{ uuid: string; heldBack: boolean }>`update ${table(ctx, 'attendances')}
-    set status = 'confirmed', held_back = held_back or ${holdBack}, decision_reason = ${REFILL_REASON},
-      confirmed_at = now(), status_changed_at = now(), modified_at = now()
-    where uuid = any(${moved}::uuid[])
-    returning uuid, held_back as "heldBack"`.execute(db);
+  const released = await inSchema(db, ctx.tenant.schema).updateTable('attendances')
+    .set({
+      status: 'confirmed', held_back: sql`held_back or ${holdBack}`, decision_reason: REFILL_REASON,
+      confirmed_at: sql`now()`, status_changed_at: sql`now()`, modified_at: sql`now()`,
+    })
+    .where('uuid', '=', anyOf(moved))
+    .returning(['uuid', 'held_back as heldBack'])
+    .execute();
   // D8: the committed confirmations are charged (held-back ones are not due yet).
   await syncCharges(db, ctx.tenant.schema, moved);
   await saveOrder(ctx, db, sorted.map((r) => (moved.includes(r.id) ? { ...r, status: 'confirmed' as const } : r)));
-  await recordRefillEvents(ctx, db, offer, sorted, released.rows);
+  await recordRefillEvents(ctx, db, offer, sorted, released);
   if (notify) {
-    for (const r of released.rows) if (!r.heldBack) await queueDecisionMail(ctx, db, r.uuid, 'refill');
+    for (const r of released) if (!r.heldBack) await queueDecisionMail(ctx, db, r.uuid, 'refill');
   }
   ctx.log.info({ offer: offer.uuid, moved: moved.length, heldBack: holdBack }, 'waiting list moved up');
   return moved;

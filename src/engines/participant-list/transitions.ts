@@ -4,7 +4,7 @@ import { beyondCapacityReason, confirmsBeyondCapacity } from '../../domain/parti
 import type { ServiceContext } from '../../platform/context.js';
 import { roleOf } from '../../platform/auth/viewer.js';
 import { dbOf } from '../../platform/context.js';
-import { qualified, sql, type Executor } from '../../platform/db/sql.js';
+import { inSchema, sql, type Executor } from '../../platform/db/sql.js';
 import { recordEvents } from '../../platform/events/events.js';
 import { conflict } from '../../domain/errors.js';
 import type { Attendance } from '../../resources/attendances/entity.js';
@@ -55,7 +55,8 @@ export async function transitionLocked(
 
 /** Confirmed applications of a locked offer other than `except` (held-back confirmations hold a place too). */
 export async function confirmedCount(ctx: ServiceContext, db: Executor, offerUuid: string, except: string | null): Promise<number> {
-  const res = await sql<{ n: number }>`select count(*)::int as n from ${qualified(ctx.tenant.schema, 'attendances')}
-    where offer_uuid = ${offerUuid}::uuid and status = 'confirmed' and uuid is distinct from ${except}::uuid`.execute(db);
-  return res.rows[0]?.n ?? 0;
+  const row = await inSchema(db, ctx.tenant.schema).selectFrom('attendances').select(sql<number>`count(*)::int`.as('n'))
+    .where('offer_uuid', '=', offerUuid).where('status', '=', 'confirmed').where(sql<boolean>`uuid is distinct from ${except}::uuid`)
+    .executeTakeFirst();
+  return row?.n ?? 0;
 }

@@ -253,7 +253,7 @@ describe('allocate while applications change (issue 10: the offers are locked on
       const db = executorOf(h.orm);
       for (let i = 0; ; i++) {
         const waiting = await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity
-          where datname = current_database() and wait_event_type = 'Lock' and query like '%for no key update of o%'`.execute(db);
+          where datname = current_database() and wait_event_type = 'Lock' and query like '%for no key update of "o"%'`.execute(db);
         if (waiting.rows[0]!.n > 0) break;
         if (i > 400) throw new Error('the job never waited for the offers\' lock');
         await new Promise((r) => setTimeout(r, 25));
