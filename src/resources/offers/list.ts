@@ -3,13 +3,13 @@ import { dbOf } from '../../platform/context.js';
 import { publicCacheMs, TtlCache } from '../../platform/cache/ttl-cache.js';
 import { prepared } from '../../platform/db/prepared.js';
 import { GERMAN, likePattern } from '../../platform/db/search.js';
-import { sql, type Executor, type RawBuilder } from '../../platform/db/sql.js';
+import { sql, tablesOf, type Executor, type RawBuilder } from '../../platform/db/sql.js';
 import { pageOf } from '../../platform/http/fields.js';
 import { parseId } from '../../platform/http/ids.js';
 import { notFound } from '../../domain/errors.js';
 import { offerNotFound, offerVisibleSql } from '../../engines/access/index.js';
 import { offersTouchingDays } from './dates.js';
-import { projection, tableOf, toOut } from './projection.js';
+import { projection, toOut } from './projection.js';
 import type { ListOffersInput, OfferOut } from './schema.js';
 
 // Reads of offers (spec 4.2; D5, D10): the list with its filters and one offer, each one projection
@@ -48,6 +48,8 @@ async function loadOfferList(ctx: ServiceContext, input: ListOffersInput, viewer
   const db = dbOf(ctx.em);
   const now = new Date();
   const { limit, offset } = pageOf(input);
+  // The filters are conditions of the projection's raw statement (projection.ts), on its `o` and `e`.
+  const t = tablesOf(ctx.tenant.schema);
   const conds: RawBuilder<unknown>[] = [offerVisibleSql(ctx.tenant.schema, viewer)];
   if (input.edition !== undefined) {
     const r = refParams(input.edition);
@@ -55,12 +57,12 @@ async function loadOfferList(ctx: ServiceContext, input: ListOffersInput, viewer
   }
   if (input.category !== undefined) {
     const r = refParams(input.category);
-    conds.push(sql`exists (select 1 from ${tableOf(ctx, 'offer_categories')} fc join ${tableOf(ctx, 'categories')} c on c.uuid = fc.category_uuid
+    conds.push(sql`exists (select 1 from ${t('offer_categories')} fc join ${t('categories')} c on c.uuid = fc.category_uuid
       where fc.offer_uuid = o.uuid and (c.uuid = ${r.id}::uuid or c.alias = ${r.alias}))`);
   }
   if (input.host !== undefined) {
     const r = refParams(input.host);
-    conds.push(sql`exists (select 1 from ${tableOf(ctx, 'offer_hosts')} fh join ${tableOf(ctx, 'organisers')} g on g.uuid = fh.organiser_uuid
+    conds.push(sql`exists (select 1 from ${t('offer_hosts')} fh join ${t('organisers')} g on g.uuid = fh.organiser_uuid
       where fh.offer_uuid = o.uuid and (g.uuid = ${r.id}::uuid or g.alias = ${r.alias}))`);
   }
   if (input.q) {
