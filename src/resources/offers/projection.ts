@@ -12,7 +12,7 @@ import type { OfferOut } from './schema.js';
 // The offer as the API writes it (spec 2.3, 4.2; D5, D10): one SQL projection per page, every reference and
 // count joined in and every timestamp formatted by PostgreSQL (apiTimestampSql), and `toOut` for the rules
 // PostgreSQL does not know (vacancies, transitions). What the viewer sees is src/engines/access/'s.
-// It stays a raw `sql` template: a json projection with correlated subqueries, sent as one named statement
+// It stays a raw SQL template: a json projection with correlated subqueries, sent as one named statement
 // (platform/db/prepared.ts) whose text must not change from page to page; its tables come from `tablesOf`.
 
 type Ref = { uuid: string; name?: string; alias?: string };
