@@ -1,7 +1,7 @@
 import { expandOccurrences } from '../../domain/recurrence.js';
 import { listAccessDetail, organiserListAccess } from '../../domain/participant-list-access.js';
 import type { ServiceContext } from '../../platform/context.js';
-import { qualified, sql, type Executor } from '../../platform/db/sql.js';
+import { sql, tablesOf, type Executor, type TenantDB } from '../../platform/db/sql.js';
 import { forbidden } from '../../domain/errors.js';
 import { editionListsReleasedSql } from '../edition-phases/index.js';
 import { offerNotFound, offerVisibleSql, ownsOffer } from './offers.js';
@@ -22,7 +22,7 @@ export type OfferInfo = {
 };
 
 type InfoRow = {
-  uuid: string; visible: boolean; editionUuid: string | null; hosts: string[]; listsReleased: boolean | null;
+  uuid: TenantDB['offers']['uuid']; visible: boolean; editionUuid: TenantDB['offers']['edition_uuid'] | null; hosts: string[]; listsReleased: boolean | null;
   dates: { begin: number; end: number; recurrence: string | null }[]; horizon: number | null;
 };
 
@@ -30,7 +30,8 @@ const ONE_YEAR_MS = 366 * 86_400_000;
 
 /** What the access rules need to know about one offer; null when no offer has the id. */
 export async function loadOfferInfo(ctx: ServiceContext, db: Executor, offerUuid: string): Promise<OfferInfo | null> {
-  const t = (name: string) => qualified(ctx.tenant.schema, name);
+  // Raw SQL: json aggregates and the access conditions (offerVisibleSql, editionListsReleasedSql) in one statement.
+  const t = tablesOf(ctx.tenant.schema);
   const res = await sql<InfoRow>`
     select o.uuid, coalesce(${offerVisibleSql(ctx.tenant.schema, ctx.viewer)}, false) as visible, o.edition_uuid as "editionUuid",
       coalesce((select json_agg(h.organiser_uuid) from ${t('offer_hosts')} h where h.offer_uuid = o.uuid), '[]'::json) as hosts,

@@ -1,6 +1,6 @@
 import type { OfferRole } from '../../domain/offer-workflow.js';
 import type { Viewer } from '../../platform/auth/viewer.js';
-import { qualified, sql, type RawBuilder } from '../../platform/db/sql.js';
+import { sql, tablesOf, type RawBuilder } from '../../platform/db/sql.js';
 import { forbidden, notFound } from '../../domain/errors.js';
 import { editionOnlineSql } from '../edition-phases/index.js';
 
@@ -12,7 +12,7 @@ export const offerNotFound = (uuid: string) => notFound(`No offer with the ident
 /**
  * The offers the viewer may see, as a condition on `o` (offers) and `e` (its edition): admins and the system
  * all; organisers published and their own; the public (anonymous, legacy tokens) published, publicly listed
- * offers of an edition that is online (D4).
+ * offers of an edition that is online (D4). Raw SQL: a condition inside the offers' projection and lists.ts's.
  */
 export function offerVisibleSql(schema: string, viewer: Viewer): RawBuilder<boolean> {
   switch (viewer.kind) {
@@ -20,7 +20,7 @@ export function offerVisibleSql(schema: string, viewer: Viewer): RawBuilder<bool
     case 'system':
       return sql<boolean>`true`;
     case 'organiser':
-      return sql<boolean>`('published' = any(o.places) or exists (select 1 from ${qualified(schema, 'offer_hosts')} vh
+      return sql<boolean>`('published' = any(o.places) or exists (select 1 from ${tablesOf(schema)('offer_hosts')} vh
         where vh.offer_uuid = o.uuid and vh.organiser_uuid = any(${[...viewer.organiserIds]}::uuid[])))`;
     case 'anonymous':
     case 'legacy':

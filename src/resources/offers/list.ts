@@ -3,13 +3,13 @@ import { dbOf } from '../../platform/context.js';
 import { publicCacheMs, TtlCache } from '../../platform/cache/ttl-cache.js';
 import { prepared } from '../../platform/db/prepared.js';
 import { GERMAN, likePattern } from '../../platform/db/search.js';
-import { sql, type Executor, type RawBuilder } from '../../platform/db/sql.js';
+import { sql, tablesOf, type Executor, type RawBuilder } from '../../platform/db/sql.js';
 import { pageOf } from '../../platform/http/fields.js';
 import { parseId } from '../../platform/http/ids.js';
 import { notFound } from '../../domain/errors.js';
 import { offerNotFound, offerVisibleSql } from '../../engines/access/index.js';
 import { offersTouchingDays } from './dates.js';
-import { projection, tableOf, toOut } from './projection.js';
+import { projection, toOut } from './projection.js';
 import { publicPageSql } from './public-page.js';
 import { finalJson } from '../../platform/http/final-json.js';
 import type { ListOffersInput, OfferOut } from './schema.js';
@@ -49,6 +49,8 @@ export async function listOffers(ctx: ServiceContext, input: ListOffersInput): P
 /** The page `input` asks for among the offers `viewer` may see: its conditions, order and bounds. */
 export async function offerPage(ctx: ServiceContext, db: Executor, input: ListOffersInput, viewer: Viewer) {
   const { limit, offset } = pageOf(input);
+  // The filters are conditions of the projection's raw statement (projection.ts), on its `o` and `e`.
+  const t = tablesOf(ctx.tenant.schema);
   const conds: RawBuilder<unknown>[] = [offerVisibleSql(ctx.tenant.schema, viewer)];
   if (input.edition !== undefined) {
     const r = refParams(input.edition);
@@ -56,12 +58,12 @@ export async function offerPage(ctx: ServiceContext, db: Executor, input: ListOf
   }
   if (input.category !== undefined) {
     const r = refParams(input.category);
-    conds.push(sql`exists (select 1 from ${tableOf(ctx, 'offer_categories')} fc join ${tableOf(ctx, 'categories')} c on c.uuid = fc.category_uuid
+    conds.push(sql`exists (select 1 from ${t('offer_categories')} fc join ${t('categories')} c on c.uuid = fc.category_uuid
       where fc.offer_uuid = o.uuid and (c.uuid = ${r.id}::uuid or c.alias = ${r.alias}))`);
   }
   if (input.host !== undefined) {
     const r = refParams(input.host);
-    conds.push(sql`exists (select 1 from ${tableOf(ctx, 'offer_hosts')} fh join ${tableOf(ctx, 'organisers')} g on g.uuid = fh.organiser_uuid
+    conds.push(sql`exists (select 1 from ${t('offer_hosts')} fh join ${t('organisers')} g on g.uuid = fh.organiser_uuid
       where fh.offer_uuid = o.uuid and (g.uuid = ${r.id}::uuid or g.alias = ${r.alias}))`);
   }
   if (input.q) {

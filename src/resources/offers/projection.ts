@@ -2,7 +2,7 @@ import { ATTENDANCE_STATES, type AttendanceState } from '../../domain/attendance
 import { normalizePlaces, offerTransitionsFor, type OfferPlace } from '../../domain/offer-workflow.js';
 import { fullyBooked, overbooked, vacancies } from '../../domain/participant-list.js';
 import type { ServiceContext, Viewer } from '../../platform/context.js';
-import { qualified, sql, type RawBuilder } from '../../platform/db/sql.js';
+import { sql, tablesOf, type RawBuilder, type TenantDB } from '../../platform/db/sql.js';
 import { apiTimestampSql } from '../../platform/http/dates.js';
 import { omitNulls } from '../../platform/http/response.js';
 import { offerReaderRole, ownsOffer } from '../../engines/access/index.js';
@@ -12,15 +12,23 @@ import type { OfferOut } from './schema.js';
 // The offer as the API writes it (spec 2.3, 4.2; D5, D10): one SQL projection per page, every reference and
 // count joined in and every timestamp formatted by PostgreSQL (apiTimestampSql), and `toOut` for the rules
 // PostgreSQL does not know (vacancies, transitions). What the viewer sees is src/engines/access/'s.
+// It stays a raw SQL template: a json projection with correlated subqueries, sent as one named statement
+// (platform/db/prepared.ts) whose text must not change from page to page; its tables come from `tablesOf`.
 
 type Ref = { uuid: string; name?: string; alias?: string };
-export type Row = {
-  uuid: string; name: string; alias: string; places: OfferPlace[]; publish: 'public' | 'private_link';
-  teaser: string | null; description: string | null; fee: number | null; minAge: number | null; maxAge: number | null;
-  minParticipants: number | null; maxParticipants: number | null; requiresApplication: boolean; onlineApplication: boolean;
-  applicationDeadline: string | null; applyText: string | null; meetingPoint: string | null; meetingAddress: string | null;
-  meetingLat: number | null; meetingLng: number | null; bring: string | null; wheelchairAccessible: boolean;
-  media: string[]; comment: string | null; contact: string | null; applicationQuestions: ApplicationQuestion[];
+type Offers = TenantDB['offers'];
+/** The columns the projection passes through unchanged (or only renamed), typed from the schema. */
+type Stored = {
+  uuid: Offers['uuid']; name: Offers['name']; alias: Offers['alias']; teaser: Offers['teaser']; description: Offers['description'];
+  fee: Offers['fee']; minAge: Offers['min_age']; maxAge: Offers['max_age']; minParticipants: Offers['min_participants'];
+  maxParticipants: Offers['max_participants']; applyText: Offers['apply_text']; meetingPoint: Offers['meeting_point'];
+  meetingAddress: Offers['meeting_address']; meetingLat: Offers['meeting_lat']; meetingLng: Offers['meeting_lng']; bring: Offers['bring'];
+  comment: Offers['comment']; contact: Offers['contact'];
+};
+export type Row = Stored & {
+  places: OfferPlace[]; publish: 'public' | 'private_link';
+  requiresApplication: boolean; onlineApplication: boolean; applicationDeadline: string | null; wheelchairAccessible: boolean;
+  media: string[]; applicationQuestions: ApplicationQuestion[];
   createdAt: string; modifiedAt: string; firstBegin: string | null;
   edition: Ref; hosts: Ref[]; categories: Ref[];
   dates: { uuid: string; begin: string; end: string; recurrence: string | null }[];
@@ -29,13 +37,9 @@ export type Row = {
   counts: Partial<Record<AttendanceState, number>>;
 };
 
-export function tableOf(ctx: ServiceContext, table: string) {
-  return qualified(ctx.tenant.schema, table);
-}
-
 /** One page of offers as `viewer` reads them, among the rows `where` lets through (access: offerVisibleSql). */
 export function projection(ctx: ServiceContext, viewer: Viewer, where: RawBuilder<unknown>, orderBy: RawBuilder<unknown>, limit: number, offset: number) {
-  const t = (name: string) => tableOf(ctx, name);
+  const t = tablesOf(ctx.tenant.schema);
   // Anonymous callers see neither variants nor counts by state nor the internal fields: their page skips those
   // subqueries and only counts confirmed applications (for vacancies), which PostgreSQL and Node both feel.
   const tokenOnly = offerReaderRole(viewer) === null

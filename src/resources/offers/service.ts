@@ -1,7 +1,8 @@
 import type { ServiceContext } from '../../platform/context.js';
 import { dbOf } from '../../platform/context.js';
 import { assertAliasFree, deriveAlias, retryDerivedAlias } from '../../platform/db/aliases.js';
-import { sql } from '../../platform/db/sql.js';
+import { inSchema, sql } from '../../platform/db/sql.js';
+import { tenantDb } from '../../platform/db/tenant.js';
 import { newUuid } from '../../platform/http/ids.js';
 import { assertPatchNotEmpty, sentKeys, wasSent } from '../../platform/http/patch.js';
 import { conflict, invalid, violation } from '../../domain/errors.js';
@@ -10,7 +11,6 @@ import { syncCharges } from '../../engines/ledger/index.js';
 import { refillAfterCapacityChange } from '../../engines/participant-list/index.js';
 import { Offer, OfferDate } from './entity.js';
 import { writtenOffer } from './list.js';
-import { tableOf } from './projection.js';
 import type { CreateOfferInput, OfferOut, UpdateOfferInput } from './schema.js';
 import {
   BOOLEAN_DEFAULTS, loadForWrite, questionsOf, replaceDates, replaceLinks, resolveRef, resolveRefs, SIMPLE_FIELDS,
@@ -22,8 +22,8 @@ import { recordOfferChanges, syncVariants } from './variants.js';
 
 /** The offer's stored `media`, or null when there is no such offer. */
 export async function storedMedia(ctx: ServiceContext, uuid: string): Promise<string[] | null> {
-  const res = await sql<{ media: string[] }>`select media from ${tableOf(ctx, 'offers')} where uuid = ${uuid}::uuid`.execute(dbOf(ctx.em));
-  return res.rows[0] ? res.rows[0].media ?? [] : null;
+  const row = await tenantDb(ctx).selectFrom('offers').select('media').where('uuid', '=', uuid).executeTakeFirst();
+  return row ? (row.media as string[] | null) ?? [] : null;
 }
 
 export async function createOffer(ctx: ServiceContext, input: CreateOfferInput): Promise<OfferOut> {
@@ -109,8 +109,8 @@ export async function updateOffer(ctx: ServiceContext, input: UpdateOfferInput):
     if (wasSent(input, 'maxParticipants')) await refillAfterCapacityChange(ctx, db, offer.uuid, placesBefore, offer.maxParticipants ?? null);
     // D8: unpaid charges follow the applications into the new edition's ledgers.
     if (offer.editionUuid !== editionBefore) {
-      const apps = await sql<{ uuid: string }>`select uuid from ${tableOf(ctx, 'attendances')} where offer_uuid = ${offer.uuid}::uuid`.execute(db);
-      await syncCharges(db, ctx.tenant.schema, apps.rows.map((r) => r.uuid));
+      const apps = await inSchema(db, ctx.tenant.schema).selectFrom('attendances').select('uuid').where('offer_uuid', '=', offer.uuid).execute();
+      await syncCharges(db, ctx.tenant.schema, apps.map((r) => r.uuid));
     }
   });
   return writtenOffer(ctx, input.uuid);
@@ -121,9 +121,10 @@ export async function deleteOffer(ctx: ServiceContext, uuid: string): Promise<vo
     const db = dbOf(em);
     const { offer } = await loadForWrite(ctx, em, uuid);
     // D5: 409 while applications exist.
-    const res = await sql<{ n: number }>`select count(*)::int as n from ${tableOf(ctx, 'attendances')} where offer_uuid = ${uuid}`.execute(db);
-    if ((res.rows[0]?.n ?? 0) > 0) throw conflict(`The offer ${uuid} has ${res.rows[0].n} applications and cannot be deleted.`);
-    await sql`update ${tableOf(ctx, 'offers')} set variant_base_uuid = null where variant_base_uuid = ${uuid}`.execute(db);
+    const tx = inSchema(db, ctx.tenant.schema);
+    const { n } = await tx.selectFrom('attendances').select(sql<number>`count(*)::int`.as('n')).where('offer_uuid', '=', uuid).executeTakeFirstOrThrow();
+    if (n > 0) throw conflict(`The offer ${uuid} has ${n} applications and cannot be deleted.`);
+    await tx.updateTable('offers').set({ variant_base_uuid: null }).where('variant_base_uuid', '=', uuid).execute();
     em.remove(offer);
     await em.flush();
   });

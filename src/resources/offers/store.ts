@@ -1,24 +1,29 @@
 import type { ServiceContext } from '../../platform/context.js';
 import { dbOf } from '../../platform/context.js';
-import { sql, type Executor } from '../../platform/db/sql.js';
+import { inSchema, sql, type Executor } from '../../platform/db/sql.js';
 import { newUuid, parseId } from '../../platform/http/ids.js';
 import { unprocessable } from '../../domain/errors.js';
 import { assertMayChangeOffer, offerNotFound } from '../../engines/access/index.js';
 import { Offer, OfferDate, type ApplicationQuestion } from './entity.js';
-import { tableOf } from './projection.js';
 import type { CreateOfferInput, OfferDateIn } from './schema.js';
 
 // What the offer's writes share (service.ts, workflow.ts, variants.ts): the offer loaded for a change, its
 // references resolved, its links to organisers and categories, its dates and plain fields.
 
-export async function resolveRef(ctx: ServiceContext, db: Executor, table: string, ref: string, field: string, label: string): Promise<string> {
+/** Tables an offer refers to by identifier or alias. */
+export type RefTable = 'editions' | 'organisers' | 'categories';
+
+export async function resolveRef(ctx: ServiceContext, db: Executor, table: RefTable, ref: string, field: string, label: string): Promise<string> {
   const id = parseId(ref);
-  const res = await sql<{ uuid: string }>`select uuid from ${tableOf(ctx, table)} where uuid = ${id}::uuid or alias = ${ref} limit 1`.execute(db);
-  if (!res.rows[0]) throw unprocessable(`${field}: No ${label} with the identifier or alias "${ref.slice(0, 80)}" exists.`);
-  return res.rows[0].uuid;
+  // Not an identifier: only the alias can match (`uuid = null` matches nothing).
+  const row = await inSchema(db, ctx.tenant.schema).selectFrom(table).select('uuid')
+    .where((eb) => (id === null ? eb('alias', '=', ref) : eb.or([eb('uuid', '=', id), eb('alias', '=', ref)])))
+    .limit(1).executeTakeFirst();
+  if (!row) throw unprocessable(`${field}: No ${label} with the identifier or alias "${ref.slice(0, 80)}" exists.`);
+  return row.uuid;
 }
 
-export async function resolveRefs(ctx: ServiceContext, db: Executor, table: string, refs: string[], field: string, label: string): Promise<string[]> {
+export async function resolveRefs(ctx: ServiceContext, db: Executor, table: RefTable, refs: string[], field: string, label: string): Promise<string[]> {
   const out: string[] = [];
   for (const [i, ref] of refs.entries()) {
     const uuid = await resolveRef(ctx, db, table, ref, `${field}[${i}]`, label);
@@ -28,24 +33,32 @@ export async function resolveRefs(ctx: ServiceContext, db: Executor, table: stri
 }
 
 export async function hostsOf(ctx: ServiceContext, db: Executor, offerUuid: string): Promise<string[]> {
-  const res = await sql<{ organiser_uuid: string }>`select organiser_uuid from ${tableOf(ctx, 'offer_hosts')}
-    where offer_uuid = ${offerUuid} order by position`.execute(db);
-  return res.rows.map((r) => r.organiser_uuid);
+  const rows = await inSchema(db, ctx.tenant.schema).selectFrom('offer_hosts').select('organiser_uuid')
+    .where('offer_uuid', '=', offerUuid).orderBy('position').execute();
+  return rows.map((r) => r.organiser_uuid);
 }
 
 export async function replaceLinks(ctx: ServiceContext, db: Executor, table: 'offer_hosts' | 'offer_categories', offerUuid: string, uuids: string[]) {
-  const col = sql.raw(table === 'offer_hosts' ? 'organiser_uuid' : 'category_uuid');
-  await sql`delete from ${tableOf(ctx, table)} where offer_uuid = ${offerUuid}`.execute(db);
-  for (const [i, u] of uuids.entries()) {
-    await sql`insert into ${tableOf(ctx, table)} (offer_uuid, ${col}, position) values (${offerUuid}, ${u}, ${i})`.execute(db);
+  const tx = inSchema(db, ctx.tenant.schema);
+  await tx.deleteFrom(table).where('offer_uuid', '=', offerUuid).execute();
+  if (uuids.length === 0) return;
+  // One statement for the rows, in their order (`position`).
+  if (table === 'offer_hosts') {
+    await tx.insertInto('offer_hosts').values(uuids.map((u, position) => ({ offer_uuid: offerUuid, organiser_uuid: u, position }))).execute();
+  } else {
+    await tx.insertInto('offer_categories').values(uuids.map((u, position) => ({ offer_uuid: offerUuid, category_uuid: u, position }))).execute();
   }
 }
 
 export async function copyLinks(ctx: ServiceContext, db: Executor, fromOffer: string, toOffer: string) {
-  await sql`insert into ${tableOf(ctx, 'offer_hosts')} (offer_uuid, organiser_uuid, position)
-    select ${toOffer}::uuid, organiser_uuid, position from ${tableOf(ctx, 'offer_hosts')} where offer_uuid = ${fromOffer}`.execute(db);
-  await sql`insert into ${tableOf(ctx, 'offer_categories')} (offer_uuid, category_uuid, position)
-    select ${toOffer}::uuid, category_uuid, position from ${tableOf(ctx, 'offer_categories')} where offer_uuid = ${fromOffer}`.execute(db);
+  const tx = inSchema(db, ctx.tenant.schema);
+  const target = sql<string>`${toOffer}::uuid`.as('offer_uuid');
+  await tx.insertInto('offer_hosts').columns(['offer_uuid', 'organiser_uuid', 'position'])
+    .expression((eb) => eb.selectFrom('offer_hosts').select([target, 'organiser_uuid', 'position']).where('offer_uuid', '=', fromOffer))
+    .execute();
+  await tx.insertInto('offer_categories').columns(['offer_uuid', 'category_uuid', 'position'])
+    .expression((eb) => eb.selectFrom('offer_categories').select([target, 'category_uuid', 'position']).where('offer_uuid', '=', fromOffer))
+    .execute();
 }
 
 export function questionsOf(list: NonNullable<CreateOfferInput['applicationQuestions']>): ApplicationQuestion[] {

@@ -3,12 +3,11 @@ import { normalizePlaces } from '../../domain/offer-workflow.js';
 import type { ServiceContext } from '../../platform/context.js';
 import { dbOf } from '../../platform/context.js';
 import { deriveAlias, retryDerivedAlias } from '../../platform/db/aliases.js';
-import { sql, type Executor } from '../../platform/db/sql.js';
+import { inSchema, sql, type Executor, type TenantDB } from '../../platform/db/sql.js';
 import { recordEvents } from '../../platform/events/events.js';
 import { newUuid } from '../../platform/http/ids.js';
 import { Offer } from './entity.js';
 import { writtenOffer } from './list.js';
-import { tableOf } from './projection.js';
 import type { CopyOfferInput, OfferOut } from './schema.js';
 import { BOOLEAN_DEFAULTS, copyLinks, loadForWrite, resolveRef, SIMPLE_FIELDS } from './store.js';
 
@@ -21,25 +20,27 @@ const DESCRIPTIVE_COLUMNS = [
   'name', 'teaser', 'description', 'fee', 'min_age', 'max_age', 'apply_text', 'meeting_point', 'meeting_address',
   'meeting_lat', 'meeting_lng', 'bring', 'wheelchair_accessible', 'media', 'requires_application', 'online_application',
   'application_questions', 'contact',
-] as const;
+] as const satisfies readonly (keyof TenantDB['offers'])[];
 
 export async function syncVariants(ctx: ServiceContext, db: Executor, baseUuid: string, renamed: boolean): Promise<{ uuid: string; editionUuid: string; places: OfferPlace[] }[]> {
-  const set = sql.join(DESCRIPTIVE_COLUMNS.map((c) => sql`${sql.id(c)} = b.${sql.id(c)}`), sql`, `);
-  const res = await sql<{ uuid: string }>`update ${tableOf(ctx, 'offers')} v set ${set}, modified_at = now()
-    from ${tableOf(ctx, 'offers')} b where b.uuid = ${baseUuid} and v.variant_base_uuid = b.uuid
-    returning v.uuid, v.name, v.was_published as "wasPublished", v.edition_uuid as "editionUuid", v.places`.execute(db);
-  for (const { uuid, name, wasPublished } of res.rows as unknown as { uuid: string; name: string; wasPublished: boolean }[]) {
+  const tx = inSchema(db, ctx.tenant.schema);
+  const rows = await tx.updateTable('offers as v').from('offers as b')
+    .set((eb) => ({ ...Object.fromEntries(DESCRIPTIVE_COLUMNS.map((c) => [c, eb.ref(`b.${c}`)])), modified_at: sql`now()` }))
+    .where('b.uuid', '=', baseUuid).whereRef('v.variant_base_uuid', '=', 'b.uuid')
+    .returning(['v.uuid', 'v.name', 'v.was_published as wasPublished', 'v.edition_uuid as editionUuid', 'v.places'])
+    .execute();
+  for (const { uuid, name, wasPublished } of rows) {
     if (renamed && !wasPublished) {
       // D10: a variant's alias, too, follows renames until it is first published.
       const alias = await deriveAlias(db, ctx.tenant.schema, 'offers', name, uuid);
-      await sql`update ${tableOf(ctx, 'offers')} set alias = ${alias} where uuid = ${uuid}`.execute(db);
+      await tx.updateTable('offers').set({ alias }).where('uuid', '=', uuid).execute();
     }
     for (const table of ['offer_hosts', 'offer_categories'] as const) {
-      await sql`delete from ${tableOf(ctx, table)} where offer_uuid = ${uuid}`.execute(db);
+      await tx.deleteFrom(table).where('offer_uuid', '=', uuid).execute();
     }
     await copyLinks(ctx, db, baseUuid, uuid);
   }
-  return res.rows as unknown as { uuid: string; editionUuid: string; places: OfferPlace[] }[];
+  return rows.map((r) => ({ uuid: r.uuid, editionUuid: r.editionUuid, places: r.places as OfferPlace[] }));
 }
 
 // ---- events (issue 14) ------------------------------------------------------------------------------

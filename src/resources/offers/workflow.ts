@@ -1,7 +1,7 @@
 import { applyOfferTransition, normalizePlaces, type OfferPlace, type OfferTransition } from '../../domain/offer-workflow.js';
 import type { ServiceContext } from '../../platform/context.js';
 import { dbOf } from '../../platform/context.js';
-import { sql, type Executor } from '../../platform/db/sql.js';
+import { inSchema, type Executor } from '../../platform/db/sql.js';
 import { recordEvent } from '../../platform/events/events.js';
 import { DomainError } from '../../domain/errors.js';
 import { queueMail } from '../../platform/mail/outbox.js';
@@ -11,7 +11,6 @@ import { syncCharges } from '../../engines/ledger/index.js';
 import { lockOffer } from '../../engines/participant-list/index.js';
 import { Offer } from './entity.js';
 import { writtenOffer } from './list.js';
-import { tableOf } from './projection.js';
 import type { OfferOut, TransitionOfferInput } from './schema.js';
 import { hostsOf } from './store.js';
 
@@ -31,13 +30,14 @@ async function recordOfferTransition(ctx: ServiceContext, db: Executor, offer: O
 
 /** E-mail addresses of the families with a confirmed place on the offer. */
 async function confirmedFamilies(ctx: ServiceContext, db: Executor, offerUuid: string): Promise<string[]> {
-  const res = await sql<{ email: string }>`
-    select distinct coalesce(acc.email, p.email) as email
-    from ${tableOf(ctx, 'attendances')} a
-    join ${tableOf(ctx, 'participants')} p on p.uuid = a.participant_uuid
-    left join ${tableOf(ctx, 'accounts')} acc on acc.uuid = p.account_uuid
-    where a.offer_uuid = ${offerUuid} and a.status = 'confirmed' and coalesce(acc.email, p.email) is not null`.execute(db);
-  return res.rows.map((r) => r.email);
+  const rows = await inSchema(db, ctx.tenant.schema).selectFrom('attendances as a')
+    .innerJoin('participants as p', 'p.uuid', 'a.participant_uuid')
+    .leftJoin('accounts as acc', 'acc.uuid', 'p.account_uuid')
+    .select((eb) => eb.fn.coalesce('acc.email', 'p.email').as('email')).distinct()
+    .where('a.offer_uuid', '=', offerUuid).where('a.status', '=', 'confirmed')
+    .where((eb) => eb(eb.fn.coalesce('acc.email', 'p.email'), 'is not', null))
+    .execute();
+  return rows.map((r) => r.email!);
 }
 
 export async function transitionOffer(ctx: ServiceContext, input: TransitionOfferInput): Promise<OfferOut> {
@@ -52,8 +52,9 @@ export async function transitionOffer(ctx: ServiceContext, input: TransitionOffe
     // Who may apply which transition is the workflow's rule (by role and own offer); seeing the offer, access's.
     const standing = offerStanding(ctx.viewer, { hosts, published: offer.places.includes('published') });
     if (standing === 'hidden') throw offerNotFound(input.uuid);
-    const first = await sql<{ b: Date | null }>`select min("begin") as b from ${tableOf(ctx, 'offer_dates')} where offer_uuid = ${offer.uuid}`.execute(db);
-    const firstDateBegin = first.rows[0]?.b ? new Date(first.rows[0].b) : null;
+    const tx = inSchema(db, ctx.tenant.schema);
+    const first = await tx.selectFrom('offer_dates').select((eb) => eb.fn.min('begin').as('b')).where('offer_uuid', '=', offer.uuid).executeTakeFirst();
+    const firstDateBegin = first?.b ? new Date(first.b) : null;
     const result = applyOfferTransition({
       role: standing === 'admin' ? 'admin' : 'organiser', ownOffer: standing === 'own', firstDateBegin, now: new Date(),
       places: offer.places as OfferPlace[], transition: input.transition,
@@ -67,8 +68,8 @@ export async function transitionOffer(ctx: ServiceContext, input: TransitionOffe
     // D5: while the offer is cancelled none of its applications is payable; cancel cancels the unpaid charges,
     // relaunch charges them again (paid ones stay paid). The reconciler decides from the offer's new places.
     if (result.transition === 'cancel' || result.transition === 'relaunch' || result.transition === 'unpublish') {
-      const apps = await sql<{ uuid: string }>`select uuid from ${tableOf(ctx, 'attendances')} where offer_uuid = ${offer.uuid}::uuid`.execute(db);
-      await syncCharges(db, ctx.tenant.schema, apps.rows.map((r) => r.uuid));
+      const apps = await tx.selectFrom('attendances').select('uuid').where('offer_uuid', '=', offer.uuid).execute();
+      await syncCharges(db, ctx.tenant.schema, apps.map((r) => r.uuid));
     }
     if (input.notify && (result.transition === 'cancel' || result.transition === 'relaunch')) {
       const cancel = result.transition === 'cancel';
