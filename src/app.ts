@@ -20,7 +20,7 @@ import { problemFromError } from './platform/http/errors.js';
 import { DatabaseAvailability, isClientGone } from './platform/http/availability.js';
 import { createMetrics, type Metrics, type OutboxSource } from './platform/metrics/index.js';
 import { parseId } from './platform/http/ids.js';
-import { notFound, Problem, PROBLEM_CONTENT_TYPE } from './platform/http/problem.js';
+import { Problem, PROBLEM_CONTENT_TYPE } from './platform/http/problem.js';
 import type { TrpcContext } from './platform/http/trpc.js';
 import { SECURITY_HEADERS } from './platform/http/server.js';
 import { rateLimit } from './platform/rate-limit/middleware.js';
@@ -240,4 +240,4 @@ function requestLog(log: Logger, words: Set<string>, metrics: Metrics) {
   };
 }
 
-export { Problem, notFound };
+export { Problem };

@@ -87,9 +87,3 @@ export function internalProblem(): ProblemBody {
 }
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json';
-
-// Issue 15, phase 2: the resource folders not converted yet import the domain's helpers from here. Once each
-// imports them from src/domain/errors.ts, these re-exports go.
-export {
-  conflict, forbidden, invalid, notFound, RULE_CODES, unprocessable, violation, type RuleCode, type Violation,
-} from '../../domain/errors.js';
