@@ -87,7 +87,7 @@ const duplicateEmail = () => invalid([violation('email', 'This e-mail address is
 /** D10: a duplicate e-mail (ignoring case) is 422 with a violation on `email`. */
 async function assertEmailFree(ctx: ServiceContext, email: string, exceptUuid?: string): Promise<void> {
   const rows = await tenantDb(ctx).selectFrom('accounts').select('uuid')
-    .where(sql`lower(email)`, '=', sql`lower(${email})`).where('uuid', 'is distinct from', exceptUuid ?? null)
+    .where((eb) => eb(eb.fn('lower', ['email']), '=', eb.fn('lower', [eb.val(email)]))).where('uuid', 'is distinct from', exceptUuid ?? null)
     .execute();
   if (rows.length > 0) throw duplicateEmail();
 }
