@@ -3,7 +3,9 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { ServiceContext } from '../../platform/context.js';
 import { dbOf } from '../../platform/context.js';
 import { GERMAN, likePattern } from '../../platform/db/search.js';
-import { qualified, sql, type RawBuilder } from '../../platform/db/sql.js';
+import type { Selectable } from 'kysely';
+import { inSchema, sql, tablesOf, type RawBuilder, type TenantDB } from '../../platform/db/sql.js';
+import { tenantDb } from '../../platform/db/tenant.js';
 import { formatTimestamp } from '../../platform/http/dates.js';
 import { pageOf } from '../../platform/http/fields.js';
 import { newUuid } from '../../platform/http/ids.js';
@@ -20,13 +22,8 @@ import {
 
 // Family accounts (D6): reads are projections (one query per page, the children's references included as a
 // json_agg subquery), writes go through the entity. The e-mail address is the account's alias (spec 1.5).
-type Row = {
-  uuid: string; email: string | null; firstname: string | null; lastname: string | null; name: string | null;
-  phone: string | null; street: string | null; zip: string | null; city: string | null;
-  participants: { uuid: string; name: string | null }[];
-  pseudonymised_at: Date | string | null;
-  created_at: Date | string; modified_at: Date | string;
-};
+type Row = Pick<Selectable<TenantDB['accounts']>, 'uuid' | 'email' | 'firstname' | 'lastname' | 'phone' | 'street' | 'zip' | 'city'
+  | 'pseudonymised_at' | 'created_at' | 'modified_at'> & { name: string | null; participants: { uuid: string; name: string | null }[] };
 
 /** Nulls stay in; the `response()` wrapper omits them (spec 1.6). */
 function toOut(r: Row): AccountOut {
@@ -40,9 +37,10 @@ function toOut(r: Row): AccountOut {
   };
 }
 
+/** Raw: the children's references aggregated as json per account, one statement per page. */
 function projection(ctx: ServiceContext, where: RawBuilder<unknown>, limit: number, offset: number) {
-  const accounts = qualified(ctx.tenant.schema, 'accounts');
-  const participants = qualified(ctx.tenant.schema, 'participants');
+  const t = tablesOf(ctx.tenant.schema);
+  const [accounts, participants] = [t('accounts'), t('participants')];
   return sql<Row>`
     select a.uuid, a.email, a.firstname, a.lastname, ${fullNameSql('a')} as name,
       a.phone, a.street, a.zip, a.city,
@@ -88,9 +86,10 @@ const duplicateEmail = () => invalid([violation('email', 'This e-mail address is
 
 /** D10: a duplicate e-mail (ignoring case) is 422 with a violation on `email`. */
 async function assertEmailFree(ctx: ServiceContext, email: string, exceptUuid?: string): Promise<void> {
-  const res = await sql<{ uuid: string }>`select uuid from ${qualified(ctx.tenant.schema, 'accounts')}
-    where lower(email) = lower(${email}) and uuid is distinct from ${exceptUuid ?? null}::uuid`.execute(dbOf(ctx.em));
-  if (res.rows.length > 0) throw duplicateEmail();
+  const rows = await tenantDb(ctx).selectFrom('accounts').select('uuid')
+    .where((eb) => eb(eb.fn('lower', ['email']), '=', eb.fn('lower', [eb.val(email)]))).where('uuid', 'is distinct from', exceptUuid ?? null)
+    .execute();
+  if (rows.length > 0) throw duplicateEmail();
 }
 
 /** A concurrent write may take the e-mail between our check and the insert: still a 422 on `email`. */
@@ -146,15 +145,18 @@ export async function updateAccount(ctx: ServiceContext, input: UpdateAccountInp
 export async function deleteAccount(ctx: ServiceContext, uuid: string): Promise<void> {
   await ctx.em.transactional(async (em) => {
     const db = dbOf(em);
+    const tx = inSchema(db, ctx.tenant.schema);
     const a = await findOrThrow(em, uuid);
-    const applicationsOfChildren = async () => (await sql<{ uuid: string; offer: string }>`
-      select at.uuid, at.offer_uuid as offer from ${qualified(ctx.tenant.schema, 'attendances')} at
-      join ${qualified(ctx.tenant.schema, 'participants')} p on p.uuid = at.participant_uuid
-      where p.account_uuid = ${uuid}::uuid`.execute(db)).rows;
+    const applicationsOfChildren = () => tx.selectFrom('attendances as at')
+      .innerJoin('participants as p', 'p.uuid', 'at.participant_uuid')
+      .select(['at.uuid', 'at.offer_uuid as offer'])
+      .where('p.account_uuid', '=', uuid)
+      .execute();
     await lockOffers(ctx, db, (await applicationsOfChildren()).map((r) => r.offer));
     const applications = await applicationsOfChildren();
-    await sql`update ${qualified(ctx.tenant.schema, 'participants')}
-      set account_uuid = null, modified_at = now() where account_uuid = ${uuid}::uuid`.execute(db);
+    // The foreign key would only set null; this also marks the children changed for sync clients (modified_at).
+    await tx.updateTable('participants').set({ account_uuid: null, modified_at: sql`now()` })
+      .where('account_uuid', '=', uuid).execute();
     em.remove(a);
     await em.flush();
     // D8: each child is its own debtor now; unpaid charges move to its ledgers (paid ones stay with the receipts).

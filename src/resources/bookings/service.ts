@@ -1,7 +1,8 @@
 import type { BookingType } from '../../domain/money.js';
 import type { ServiceContext } from '../../platform/context.js';
 import { dbOf } from '../../platform/context.js';
-import { qualified, sql, type RawBuilder } from '../../platform/db/sql.js';
+import type { Selectable } from 'kysely';
+import { sql, tablesOf, type RawBuilder, type TenantDB } from '../../platform/db/sql.js';
 import { formatTimestamp } from '../../platform/http/dates.js';
 import { pageOf } from '../../platform/http/fields.js';
 import { parseId } from '../../platform/http/ids.js';
@@ -10,8 +11,8 @@ import { debtorNameSql, editionFilter, debtorScope } from '../../engines/ledger/
 import type { BookingOut, ListBookingsInput } from './schema.js';
 
 // Bookings (D8, D10): read-only projections, one SQL statement per page, in posting order (`seq`).
-type Row = {
-  uuid: string; type: BookingType; date: string; amount: number; text: string | null; attendance: string | null;
+type Row = Pick<Selectable<TenantDB['bookings']>, 'uuid' | 'amount' | 'text'> & {
+  type: BookingType; date: string; attendance: string | null;
   ledger: string; debtorUuid: string; debtorName: string | null;
   editionUuid: string; editionName: string; editionAlias: string;
   receiptUuid: string | null; receiptNumber: string | null;
@@ -32,8 +33,9 @@ function toOut(r: Row): BookingOut {
   };
 }
 
+/** Raw: the debtor's name and the reference filters are SQL fragments over these aliases (ledger engine). */
 function projection(ctx: ServiceContext, where: RawBuilder<unknown>, limit: number, offset: number) {
-  const t = (name: string) => qualified(ctx.tenant.schema, name);
+  const t = tablesOf(ctx.tenant.schema);
   return sql<Row>`
     select b.uuid, b.type, b.booked_at::text as date, b.amount, b.text, b.attendance_uuid as attendance,
       l.uuid as ledger, d.uuid as "debtorUuid", ${debtorNameSql()} as "debtorName",

@@ -1,7 +1,7 @@
 import type { ServiceContext } from '../../platform/context.js';
 import { dbOf } from '../../platform/context.js';
 import { GERMAN, likePattern } from '../../platform/db/search.js';
-import { qualified, sql, type RawBuilder } from '../../platform/db/sql.js';
+import { sql, tablesOf, type RawBuilder } from '../../platform/db/sql.js';
 import { formatTimestamp } from '../../platform/http/dates.js';
 import { pageOf } from '../../platform/http/fields.js';
 import { notFound } from '../../domain/errors.js';
@@ -26,8 +26,9 @@ function toOut(r: Row): DebtorOut {
   };
 }
 
+/** Raw: the balance as a correlated sum, the debtor's name and the filters as SQL fragments (ledger engine). */
 function projection(ctx: ServiceContext, where: RawBuilder<unknown>, limit: number, offset: number) {
-  const t = (name: string) => qualified(ctx.tenant.schema, name);
+  const t = tablesOf(ctx.tenant.schema);
   return sql<Row>`
     select d.uuid, ${debtorNameSql()} as name, d.created_at::text as "createdAt",
       dacc.uuid as "accountUuid", coalesce(${fullNameSql('dacc')}, dacc.email) as "accountName",

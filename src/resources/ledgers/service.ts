@@ -2,7 +2,7 @@ import type { BookingType } from '../../domain/money.js';
 import type { ServiceContext } from '../../platform/context.js';
 import { dbOf } from '../../platform/context.js';
 import { GERMAN } from '../../platform/db/search.js';
-import { qualified, sql, type RawBuilder } from '../../platform/db/sql.js';
+import { sql, tablesOf, type RawBuilder } from '../../platform/db/sql.js';
 import { formatTimestamp } from '../../platform/http/dates.js';
 import { pageOf } from '../../platform/http/fields.js';
 import { notFound } from '../../domain/errors.js';
@@ -32,8 +32,9 @@ function toOut(r: Row): LedgerOut {
   };
 }
 
+/** Raw: the book entries aggregated as json in a lateral subquery, one statement per page. */
 function projection(ctx: ServiceContext, where: RawBuilder<unknown>, limit: number, offset: number) {
-  const t = (name: string) => qualified(ctx.tenant.schema, name);
+  const t = tablesOf(ctx.tenant.schema);
   return sql<Row>`
     select l.uuid, l.created_at::text as "createdAt",
       greatest(l.created_at, bk.last)::text as "modifiedAt",

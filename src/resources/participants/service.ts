@@ -5,12 +5,13 @@ import type { AttendanceState } from '../../domain/attendance-states.js';
 import { recordEvents } from '../../platform/events/events.js';
 import { dbOf } from '../../platform/context.js';
 import { GERMAN, likePattern } from '../../platform/db/search.js';
-import { qualified, sql, type Executor, type RawBuilder } from '../../platform/db/sql.js';
+import type { Selectable } from 'kysely';
+import { inSchema, sql, tablesOf, type Executor, type RawBuilder, type TenantDB } from '../../platform/db/sql.js';
 import { formatTimestamp } from '../../platform/http/dates.js';
 import { pageOf } from '../../platform/http/fields.js';
 import { newUuid } from '../../platform/http/ids.js';
 import { assertPatchNotEmpty, wasSent } from '../../platform/http/patch.js';
-import { conflict, notFound, unprocessable } from '../../domain/errors.js';
+import { conflict, notFound, stillReferenced, unprocessable } from '../../domain/errors.js';
 import { resolveAccountRef, touchAccounts } from '../../engines/families/index.js';
 import { syncCharges } from '../../engines/ledger/index.js';
 import { lockOffers, refillIfFirstComeRunning, reorderList } from '../../engines/participant-list/index.js';
@@ -20,13 +21,8 @@ import type { CreateParticipantInput, ListParticipantsInput, ParticipantOut, Upd
 
 // Participants (D6): reads are projections (the account reference joined in), writes go through the entity.
 // Once pseudonymised (D9) a participant's names are left out.
-type Row = {
-  uuid: string; firstname: string | null; lastname: string | null; name: string | null;
-  date_of_birth: string | null; email: string | null; phone: string | null;
-  pseudonym: string | null; pseudonymised_at: Date | string | null;
-  account_uuid: string | null; account_name: string | null;
-  created_at: Date | string; modified_at: Date | string;
-};
+type Row = Pick<Selectable<TenantDB['participants']>, 'uuid' | 'firstname' | 'lastname' | 'date_of_birth' | 'email' | 'phone'
+  | 'pseudonym' | 'pseudonymised_at' | 'account_uuid' | 'created_at' | 'modified_at'> & { name: string | null; account_name: string | null };
 
 /** Nulls stay in; the `response()` wrapper omits them (spec 1.6). */
 function toOut(r: Row): ParticipantOut {
@@ -40,9 +36,10 @@ function toOut(r: Row): ParticipantOut {
   };
 }
 
+/** Raw: masked columns (D9) and conditions shared as SQL fragments (families engine), one statement per page. */
 function projection(ctx: ServiceContext, where: RawBuilder<unknown>, limit: number, offset: number) {
-  const participants = qualified(ctx.tenant.schema, 'participants');
-  const accounts = qualified(ctx.tenant.schema, 'accounts');
+  const t = tablesOf(ctx.tenant.schema);
+  const [participants, accounts] = [t('participants'), t('accounts')];
   return sql<Row>`
     select p.uuid, ${participantFieldSql('p', 'firstname')} as firstname, ${participantFieldSql('p', 'lastname')} as lastname,
       ${participantNameSql('p')} as name,
@@ -146,16 +143,15 @@ export async function updateParticipant(ctx: ServiceContext, input: UpdatePartic
 }
 
 /**
- * D6: deleting a participant with paid applications gives 409. `attendances.paid` is kept equal to the receipts
- * rule (D10: an unreversed receipt covers it) by the receipts service, in the same transactions. Probed with
- * to_regclass / information_schema, so this works before and after the applications migration.
+ * The participant's applications with their offers and states (for locking, the reconciler and the refill).
+ * `paid` is kept equal to the receipts rule (D10: an unreversed receipt covers it) by the receipts service, in
+ * the same transactions.
  */
-/** The participant's applications with their offers and states (for locking, the reconciler and the refill). */
 async function applicationsOf(ctx: ServiceContext, db: Executor, participantUuid: string): Promise<{ uuid: string; offer: string; status: AttendanceState; paid: boolean }[]> {
-  const res = await sql<{ uuid: string; offer: string; status: AttendanceState; paid: boolean }>`
-    select uuid, offer_uuid as offer, status, paid from ${qualified(ctx.tenant.schema, 'attendances')}
-    where participant_uuid = ${participantUuid}::uuid`.execute(db);
-  return res.rows;
+  return inSchema(db, ctx.tenant.schema).selectFrom('attendances')
+    .select(['uuid', 'offer_uuid as offer', 'status', 'paid'])
+    .where('participant_uuid', '=', participantUuid)
+    .$narrowType<{ status: AttendanceState }>().execute();
 }
 
 /**
@@ -193,7 +189,7 @@ export async function deleteParticipant(ctx: ServiceContext, uuid: string): Prom
   } catch (err) {
     // Records added later that still refer to the participant (and do not cascade) also keep it.
     if (err instanceof ForeignKeyConstraintViolationException) {
-      throw conflict('This participant is still referred to by other records and cannot be deleted.');
+      throw stillReferenced('This participant is still referred to by other records and cannot be deleted.');
     }
     throw err;
   }

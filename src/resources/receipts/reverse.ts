@@ -2,7 +2,7 @@ import { applyTransition, type AttendanceState } from '../../domain/attendance-s
 import { selectReversal } from '../../domain/money.js';
 import type { ServiceContext } from '../../platform/context.js';
 import { dbOf } from '../../platform/context.js';
-import { qualified, sql, type Executor } from '../../platform/db/sql.js';
+import { anyOf, inSchema, sql, tablesOf, type Executor } from '../../platform/db/sql.js';
 import { newUuid } from '../../platform/http/ids.js';
 import { conflict, unprocessable } from '../../domain/errors.js';
 import { queueMail } from '../../platform/mail/outbox.js';
@@ -36,21 +36,21 @@ class MoreOffers extends Error {
   }
 }
 
-type Receipt = { uuid: string; number: string; debtor: string; reverses: string | null };
 type Line = {
   position: number; attendance: string; ledger: string; amount: number; discount: number; text: string | null; reversed: boolean;
   offer: string | null; status: AttendanceState | null;
 };
 
 async function loadLines(db: Executor, schema: string, receipt: string): Promise<Line[]> {
-  const t = (name: string) => qualified(schema, name);
-  const res = await sql<Line>`
-    select i.position, i.attendance_uuid as attendance, i.ledger_uuid as ledger, i.amount, i.discount, i.text,
-      i.reversed_by_uuid is not null as reversed, a.offer_uuid as offer, a.status
-    from ${t('receipt_items')} i left join ${t('attendances')} a on a.uuid = i.attendance_uuid
-    where i.receipt_uuid = ${receipt}::uuid
-    order by i.position`.execute(db);
-  return res.rows;
+  return inSchema(db, schema).selectFrom('receipt_items as i')
+    .leftJoin('attendances as a', 'a.uuid', 'i.attendance_uuid')
+    .select((eb) => [
+      'i.position', 'i.attendance_uuid as attendance', 'i.ledger_uuid as ledger', 'i.amount', 'i.discount', 'i.text',
+      eb('i.reversed_by_uuid', 'is not', null).as('reversed'), 'a.offer_uuid as offer', 'a.status',
+    ])
+    .where('i.receipt_uuid', '=', receipt)
+    .orderBy('i.position')
+    .$narrowType<Line>().execute();
 }
 
 export async function reverseReceipt(ctx: ServiceContext, input: ReverseReceiptInput): Promise<ReceiptOut> {
@@ -70,12 +70,15 @@ export async function reverseReceipt(ctx: ServiceContext, input: ReverseReceiptI
 
 async function reverseOnce(ctx: ServiceContext, input: ReverseReceiptInput, known: Set<string>): Promise<void> {
   const schema = ctx.tenant.schema;
-  const t = (name: string) => qualified(schema, name);
   await ctx.em.transactional(async (em) => {
     const db = dbOf(em);
-    const find = (lock: boolean) => sql<Receipt>`select uuid, number, debtor_uuid as debtor, reverses_uuid as reverses
-      from ${t('receipts')} where uuid = ${input.uuid}::uuid ${lock ? sql`for update` : sql``}`.execute(db);
-    const first = (await find(false)).rows[0];
+    const tx = inSchema(db, schema);
+    const find = (lock: boolean) => tx.selectFrom('receipts')
+      .select(['uuid', 'number', 'debtor_uuid as debtor', 'reverses_uuid as reverses'])
+      .where('uuid', '=', input.uuid)
+      .$if(lock, (q) => q.forUpdate())
+      .executeTakeFirst();
+    const first = await find(false);
     if (!first) throw receiptNotFound(input.uuid);
     if (first.reverses) throw conflict(`The receipt ${first.number} is itself a reversal; a reversal cannot be reversed.`);
 
@@ -113,15 +116,18 @@ async function reverseOnce(ctx: ServiceContext, input: ReverseReceiptInput, know
     const number = await nextReceiptNumber(db, schema, ctx.tenant.settings.receiptNumberPrefix, paidAt);
     const reversal = newUuid();
     const total = -chosen.reduce((s, l) => s + l.amount, 0);
-    await sql`insert into ${t('receipts')} (uuid, number, debtor_uuid, reverses_uuid, total, paid_at)
-      values (${reversal}::uuid, ${number}, ${first.debtor}::uuid, ${first.uuid}::uuid, ${total}, ${paidAt})`.execute(db);
-    await sql`insert into ${t('receipt_items')} (receipt_uuid, position, attendance_uuid, ledger_uuid, amount, discount, text)
+    await tx.insertInto('receipts')
+      .values({ uuid: reversal, number, debtor_uuid: first.debtor, reverses_uuid: first.uuid, total, paid_at: paidAt })
+      .execute();
+    // Raw: the negated lines in one `insert … select from unnest(arrays) with ordinality`, in the lines' order.
+    await sql`insert into ${tablesOf(schema)('receipt_items')} (receipt_uuid, position, attendance_uuid, ledger_uuid, amount, discount, text)
       select ${reversal}::uuid, v.n, v.attendance, v.ledger, v.amount, v.discount, v.text
       from unnest(${chosen.map((l) => l.attendance)}::uuid[], ${chosen.map((l) => l.ledger)}::uuid[], ${chosen.map((l) => -l.amount)}::int[],
         ${chosen.map((l) => -l.discount)}::int[], ${chosen.map((l) => l.text)}::text[]) with ordinality as v(attendance, ledger, amount, discount, text, n)`.execute(db);
-    await sql`update ${t('receipt_items')} set reversed_by_uuid = ${reversal}::uuid
-      where receipt_uuid = ${first.uuid}::uuid and attendance_uuid = any(${selection.attendances}::uuid[])`.execute(db);
-    await sql`update ${t('receipts')} set modified_at = now() where uuid = ${first.uuid}::uuid`.execute(db);
+    await tx.updateTable('receipt_items').set({ reversed_by_uuid: reversal })
+      .where('receipt_uuid', '=', first.uuid).where('attendance_uuid', '=', anyOf(selection.attendances))
+      .execute();
+    await tx.updateTable('receipts').set({ modified_at: sql`now()` }).where('uuid', '=', first.uuid).execute();
     const bookings: NewBooking[] = chosen.flatMap((l) => [
       { ledger: l.ledger, type: 'reversal' as const, amount: l.amount, attendance: l.attendance, receipt: reversal, text: `Storno Zahlung ${first.number} (${number})` },
       { ledger: l.ledger, type: 'reversal' as const, amount: l.discount, attendance: l.attendance, receipt: reversal, text: `Storno Nachlass ${first.number} (${number})` },

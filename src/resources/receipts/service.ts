@@ -3,7 +3,8 @@ import { formatReceiptNumber, resolveReceiptPrefix, splitPayment } from '../../d
 import { isPayable } from '../../domain/payable.js';
 import type { ServiceContext } from '../../platform/context.js';
 import { dbOf } from '../../platform/context.js';
-import { qualified, sql, type Executor, type RawBuilder } from '../../platform/db/sql.js';
+import type { Selectable } from 'kysely';
+import { anyOf, inSchema, sql, tablesOf, type Executor, type RawBuilder, type TenantDB } from '../../platform/db/sql.js';
 import { formatTimestamp, ZONE } from '../../platform/http/dates.js';
 import { pageOf } from '../../platform/http/fields.js';
 import { newUuid } from '../../platform/http/ids.js';
@@ -24,8 +25,8 @@ import type { CreateReceiptInput, ListReceiptsInput, ReceiptOut } from './schema
 // transition, transfer or second receipt of the same application take turns; the receipt number is taken
 // last, from a per-prefix counter row in the same transaction (no gaps, no duplicates).
 
-type Row = {
-  uuid: string; number: string; total: number; paidAt: string; createdAt: string; modifiedAt: string;
+type Row = Pick<Selectable<TenantDB['receipts']>, 'uuid' | 'number' | 'total'> & {
+  paidAt: string; createdAt: string; modifiedAt: string;
   debtorUuid: string; debtorName: string | null; reversesUuid: string | null; reversesNumber: string | null;
   items: { attendance: string; amount: number; text: string | null }[];
   reversals: { uuid: string; name: string }[];
@@ -49,8 +50,9 @@ function toOut(r: Row): ReceiptOut {
   };
 }
 
+/** Raw: the items and reversals aggregated as json per receipt, one statement per page. */
 function projection(schema: string, where: RawBuilder<unknown>, limit: number, offset: number) {
-  const t = (name: string) => qualified(schema, name);
+  const t = tablesOf(schema);
   return sql<Row>`
     select r.uuid, r.number, r.total, r.paid_at::text as "paidAt", r.created_at::text as "createdAt", r.modified_at::text as "modifiedAt",
       d.uuid as "debtorUuid", ${debtorNameSql()} as "debtorName",
@@ -72,10 +74,11 @@ function projection(schema: string, where: RawBuilder<unknown>, limit: number, o
 export async function listReceipts(ctx: ServiceContext, input: ListReceiptsInput): Promise<ReceiptOut[]> {
   const db = dbOf(ctx.em);
   const { limit, offset } = pageOf(input);
-  const t = (name: string) => qualified(ctx.tenant.schema, name);
+  const t = tablesOf(ctx.tenant.schema);
   const conds = await debtorScope(ctx, db, input);
   if (!conds) return [];
   if (input.edition !== undefined) {
+    // Raw: a condition of the raw projection.
     conds.push(sql`exists (select 1 from ${t('receipt_items')} fi join ${t('ledgers')} fl on fl.uuid = fi.ledger_uuid
       join ${t('editions')} fe on fe.uuid = fl.edition_uuid where fi.receipt_uuid = r.uuid and ${editionFilter('fe', input.edition)})`);
   }
@@ -106,27 +109,27 @@ export async function getReceipt(ctx: ServiceContext, uuid: string): Promise<Rec
  */
 export async function nextReceiptNumber(db: Executor, schema: string, template: string, paidAt: Date): Promise<string> {
   const prefix = resolveReceiptPrefix(template, paidAt, ZONE);
-  const res = await sql<{ value: string }>`insert into ${qualified(schema, 'receipt_counters')} as c (prefix, value) values (${prefix}, 1)
-    on conflict (prefix) do update set value = c.value + 1
-    returning c.value`.execute(db);
-  return formatReceiptNumber(prefix, Number(res.rows[0]!.value));
+  const row = await inSchema(db, schema).insertInto('receipt_counters').values({ prefix, value: 1 })
+    .onConflict((oc) => oc.column('prefix').doUpdateSet((eb) => ({ value: eb('receipt_counters.value', '+', 1) })))
+    .returning('value').executeTakeFirstOrThrow();
+  return formatReceiptNumber(prefix, Number(row.value));
 }
 
 /** The offers of the applications that exist, by application. */
 export async function offersOf(db: Executor, schema: string, attendanceUuids: readonly string[]): Promise<Map<string, string>> {
-  const res = await sql<{ uuid: string; offer: string }>`select uuid, offer_uuid as offer from ${qualified(schema, 'attendances')}
-    where uuid = any(${[...new Set(attendanceUuids)]}::uuid[])`.execute(db);
-  return new Map(res.rows.map((r) => [r.uuid, r.offer]));
+  const rows = await inSchema(db, schema).selectFrom('attendances').select(['uuid', 'offer_uuid as offer'])
+    .where('uuid', '=', anyOf([...new Set(attendanceUuids)])).execute();
+  return new Map(rows.map((r) => [r.uuid, r.offer]));
 }
 
 /** The debtor's e-mail address (the account's, else the participant's own) and a salutation name. */
 export async function debtorAddress(db: Executor, schema: string, debtorUuid: string): Promise<string | null> {
-  const t = (name: string) => qualified(schema, name);
-  const res = await sql<{ email: string | null }>`select coalesce(acc.email, p.email) as email from ${t('debtors')} d
-    left join ${t('accounts')} acc on acc.uuid = d.account_uuid
-    left join ${t('participants')} p on p.uuid = d.participant_uuid
-    where d.uuid = ${debtorUuid}::uuid`.execute(db);
-  return res.rows[0]?.email ?? null;
+  const row = await inSchema(db, schema).selectFrom('debtors as d')
+    .leftJoin('accounts as acc', 'acc.uuid', 'd.account_uuid')
+    .leftJoin('participants as p', 'p.uuid', 'd.participant_uuid')
+    .select((eb) => eb.fn.coalesce('acc.email', 'p.email').as('email'))
+    .where('d.uuid', '=', debtorUuid).executeTakeFirst();
+  return row?.email ?? null;
 }
 
 // ---- create ---------------------------------------------------------------------------------------------
@@ -147,19 +150,20 @@ export async function createReceipt(ctx: ServiceContext, input: CreateReceiptInp
   const dup = ids.findIndex((id, i) => ids.indexOf(id) !== i);
   if (dup >= 0) throw invalid([violation(`items[${dup}].attendance`, 'This application is already listed on this receipt.', 'unique')]);
   const schema = ctx.tenant.schema;
-  const t = (name: string) => qualified(schema, name);
 
   const uuid = await ctx.em.transactional(async (em) => {
     const db = dbOf(em);
+    const tx = inSchema(db, schema);
     const offersBefore = await offersOf(db, schema, ids);
     await lockOffers(ctx, db, [...new Set(offersBefore.values())]);
     // Read again under the locks: a transfer or delete may have committed meanwhile.
-    const res = await sql<Application>`
-      select a.uuid, a.offer_uuid as offer, o.name as "offerName", a.status, a.held_back as "heldBack", a.fee,
-        a.payable_switched_off as "payableSwitchedOff", a.paid, 'cancelled' = any(o.places) as "offerCancelled"
-      from ${t('attendances')} a join ${t('offers')} o on o.uuid = a.offer_uuid
-      where a.uuid = any(${ids}::uuid[])`.execute(db);
-    const apps = new Map(res.rows.map((r) => [r.uuid, r]));
+    const rows = await tx.selectFrom('attendances as a').innerJoin('offers as o', 'o.uuid', 'a.offer_uuid')
+      .select((eb) => [
+        'a.uuid', 'a.offer_uuid as offer', 'o.name as offerName', 'a.status', 'a.held_back as heldBack', 'a.fee',
+        'a.payable_switched_off as payableSwitchedOff', 'a.paid', eb(sql.lit('cancelled'), '=', eb.fn.any('o.places')).as('offerCancelled'),
+      ])
+      .where('a.uuid', '=', anyOf(ids)).$narrowType<Application>().execute();
+    const apps = new Map(rows.map((r) => [r.uuid, r]));
 
     const problems: string[] = [];
     const splits: { amount: number; discount: number }[] = [];
@@ -192,9 +196,8 @@ export async function createReceipt(ctx: ServiceContext, input: CreateReceiptInp
     await syncCharges(db, schema, ids);
     const ledgers: string[] = [];
     for (const id of ids) ledgers.push((await chargeLedgerOf(db, schema, id))!);
-    const owners = await sql<{ uuid: string; debtor: string }>`select uuid, debtor_uuid as debtor from ${t('ledgers')}
-      where uuid = any(${ledgers}::uuid[])`.execute(db);
-    const debtorOf = new Map(owners.rows.map((r) => [r.uuid, r.debtor]));
+    const owners = await tx.selectFrom('ledgers').select(['uuid', 'debtor_uuid as debtor']).where('uuid', '=', anyOf(ledgers)).execute();
+    const debtorOf = new Map(owners.map((r) => [r.uuid, r.debtor]));
     const debtors = [...new Set(ledgers.map((l) => debtorOf.get(l)!))];
     if (debtors.length > 1) {
       const lines = ids.map((id, i) => `items[${i}].attendance: The application ${id} is owed by the debtor ${debtorOf.get(ledgers[i]!)}.`);
@@ -207,9 +210,9 @@ export async function createReceipt(ctx: ServiceContext, input: CreateReceiptInp
     const receipt = newUuid();
     const texts = input.items.map((item) => item.text || apps.get(item.attendance)!.offerName);
     const total = splits.reduce((s, x) => s + x.amount, 0);
-    await sql`insert into ${t('receipts')} (uuid, number, debtor_uuid, total, paid_at)
-      values (${receipt}::uuid, ${number}, ${debtor}::uuid, ${total}, ${paidAt})`.execute(db);
-    await sql`insert into ${t('receipt_items')} (receipt_uuid, position, attendance_uuid, ledger_uuid, amount, discount, text)
+    await tx.insertInto('receipts').values({ uuid: receipt, number, debtor_uuid: debtor, total, paid_at: paidAt }).execute();
+    // Raw: the lines in one `insert … select from unnest(arrays) with ordinality`, numbered in the items' order.
+    await sql`insert into ${tablesOf(schema)('receipt_items')} (receipt_uuid, position, attendance_uuid, ledger_uuid, amount, discount, text)
       select ${receipt}::uuid, v.n, v.attendance, v.ledger, v.amount, v.discount, v.text
       from unnest(${ids}::uuid[], ${ledgers}::uuid[], ${splits.map((s) => s.amount)}::int[], ${splits.map((s) => s.discount)}::int[],
         ${texts}::text[]) with ordinality as v(attendance, ledger, amount, discount, text, n)`.execute(db);
