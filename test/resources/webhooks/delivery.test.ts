@@ -267,7 +267,9 @@ describe('webhook delivery', () => {
     const w = await subscribe(t, r);
     r.respond = () => 500;
     await record(t, 2);
-    await deliverUntil(t, () => r.received.length >= 1);
+    // A slow retry here: with the fast one a busy machine may already retry within this run, and the attempt that
+    // finds the streak 24 hours old would then never come.
+    await deliverUntil(t, () => r.received.length >= 1, { retry: { baseMs: 60_000, capMs: 60_000, disableAfterMs: 24 * 3_600_000 } });
     // The streak began 24 hours ago (the hours in between are what the retry rule's unit test covers).
     await sql`update ${qualified(t.tenant.schema, 'webhooks')} set failing_since = now() - interval '24 hours', next_attempt_at = now()
       where uuid = ${w.uuid}::uuid`.execute(executorOf(h.orm));
