@@ -132,19 +132,24 @@ const fromFloating = (floating: Date): Date =>
     { zone: ZONE },
   ).toJSDate(); // a wall-clock time skipped by the spring switch moves forward (luxon)
 
+/** D10: an open RRULE runs to the end of the edition's last task, or, without tasks, one year from its date. */
+const ONE_YEAR_MS = 366 * 86_400_000;
+
 /**
  * Expands one offer date into occurrences (D5). Without `recurrence` it is the date itself. An RRULE
- * without COUNT or UNTIL runs up to `horizon` (D10: end of the edition's last task, or one year);
+ * without COUNT or UNTIL runs up to `horizon`, the end of the edition's last task (D10; the database reads it
+ * with `editionHorizonSql`, src/engines/edition-phases), or, when the edition has no task (null), one year;
  * at most MAX_OCCURRENCES are returned. Each occurrence keeps the wall-clock length of the first one
  * (a multi-day date stays multi-day). Throws on an invalid rule (validate writes first).
  */
-export function expandOccurrences(input: { begin: Date; end: Date; recurrence?: string | null; horizon: Date }): Occurrence[] {
+export function expandOccurrences(input: { begin: Date; end: Date; recurrence?: string | null; horizon: Date | null }): Occurrence[] {
   const { begin, end, recurrence } = input;
   if (!recurrence || stripPrefix(recurrence) === '') return [{ begin, end }];
   const error = validateRecurrence(recurrence);
   if (error) throw new Error(error);
 
-  const { floating } = expand(stripPrefix(recurrence).toUpperCase(), begin, input.horizon);
+  const horizon = input.horizon ?? new Date(begin.getTime() + ONE_YEAR_MS);
+  const { floating } = expand(stripPrefix(recurrence).toUpperCase(), begin, horizon);
   const lengthMs = toFloating(end).getTime() - toFloating(begin).getTime();
   return floating.map((d) => ({
     begin: fromFloating(d),

@@ -9,7 +9,6 @@ import { ageOn } from './lottery.js';
 import { expandOccurrences, ZONE } from './recurrence.js';
 
 export const WEEK_MS = 7 * 86_400_000;
-const ONE_YEAR_MS = 366 * 86_400_000;
 
 /** A phase of type `holiday` of the offer's edition (D4); a missing end means "open", so not ended. */
 export type HolidayTask = { begin: Date | null; end: Date | null };
@@ -36,8 +35,7 @@ export function retentionCutoff(now: Date, retentionWeeks: number): Date {
 export function offerEnd(offer: RetentionOffer): Date | null {
   let end = -Infinity;
   for (const d of offer.dates) {
-    const horizon = offer.horizon ?? new Date(d.begin.getTime() + ONE_YEAR_MS);
-    for (const o of expandOccurrences({ begin: d.begin, end: d.end, recurrence: d.recurrence, horizon })) {
+    for (const o of expandOccurrences({ begin: d.begin, end: d.end, recurrence: d.recurrence, horizon: offer.horizon })) {
       end = Math.max(end, o.end.getTime(), o.begin.getTime());
     }
   }

@@ -3,7 +3,7 @@ import { listAccessDetail, organiserListAccess } from '../../domain/participant-
 import type { ServiceContext } from '../../platform/context.js';
 import { sql, tablesOf, type Executor, type TenantDB } from '../../platform/db/sql.js';
 import { forbidden } from '../../domain/errors.js';
-import { editionListsReleasedSql } from '../edition-phases/index.js';
+import { editionHorizonSql, editionListsReleasedSql } from '../edition-phases/index.js';
 import { offerNotFound, offerVisibleSql, ownsOffer } from './offers.js';
 
 // Who may read and change which participant list, and see which application (spec 4.3 "Access rules",
@@ -26,7 +26,6 @@ type InfoRow = {
   dates: { begin: number; end: number; recurrence: string | null }[]; horizon: number | null;
 };
 
-const ONE_YEAR_MS = 366 * 86_400_000;
 
 /** What the access rules need to know about one offer; null when no offer has the id. */
 export async function loadOfferInfo(ctx: ServiceContext, db: Executor, offerUuid: string): Promise<OfferInfo | null> {
@@ -39,7 +38,7 @@ export async function loadOfferInfo(ctx: ServiceContext, db: Executor, offerUuid
       coalesce((select json_agg(json_build_object('begin', extract(epoch from d."begin") * 1000,
           'end', extract(epoch from d."end") * 1000, 'recurrence', d.recurrence))
         from ${t('offer_dates')} d where d.offer_uuid = o.uuid), '[]'::json) as dates,
-      (select extract(epoch from max(gt.end_at)) * 1000 from ${t('edition_tasks')} gt where gt.edition_uuid = o.edition_uuid)::float8 as horizon
+      ${editionHorizonSql(ctx.tenant.schema, 'o.edition_uuid')} as horizon
     from ${t('offers')} o
     left join ${t('editions')} e on e.uuid = o.edition_uuid
     where o.uuid = ${offerUuid}::uuid`.execute(db);
@@ -47,8 +46,7 @@ export async function loadOfferInfo(ctx: ServiceContext, db: Executor, offerUuid
   if (!r) return null;
   let endMs: number | null = null;
   for (const d of r.dates) {
-    // D10: an RRULE without COUNT or UNTIL runs to the end of the edition's last task, or one year.
-    const horizon = new Date(r.horizon ?? d.begin + ONE_YEAR_MS);
+    const horizon = r.horizon === null ? null : new Date(r.horizon);
     const occurrences = expandOccurrences({ begin: new Date(d.begin), end: new Date(d.end), recurrence: d.recurrence, horizon });
     for (const o of occurrences) endMs = Math.max(endMs ?? -Infinity, o.end.getTime());
   }

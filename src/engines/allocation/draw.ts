@@ -8,6 +8,7 @@ import { anyOf, inSchema, sql, tablesOf, type Executor, type TenantDB } from '..
 import { statusChanged } from '../participant-list/index.js';
 import { recordEvent, recordEvents } from '../../platform/events/events.js';
 import { lockEditionOffers, pendingRuns, type PendingRun } from './store.js';
+import { editionHorizonSql } from '../edition-phases/index.js';
 
 // The lottery run (D7, D10 "Lot and commit"), the work of the `edition-allocate` job, inside the job's
 // transaction holding the edition's row lock. It loads the edition's `waiting` applications, the offers'
@@ -22,7 +23,6 @@ import { lockEditionOffers, pendingRuns, type PendingRun } from './store.js';
 // nothing: the transaction rolls back, the job runs again and finds the run still pending; a finished run
 // is never drawn twice.
 
-const ONE_YEAR_MS = 366 * 86_400_000;
 
 type DateRow = { begin: number; end: number; recurrence: string | null };
 
@@ -30,7 +30,7 @@ type DateRow = { begin: number; end: number; recurrence: string | null };
 function intervals(dates: DateRow[], horizonMs: number | null): LotInterval[] {
   return dates.flatMap((d) =>
     expandOccurrences({
-      begin: new Date(d.begin), end: new Date(d.end), recurrence: d.recurrence, horizon: new Date(horizonMs ?? d.begin + ONE_YEAR_MS),
+      begin: new Date(d.begin), end: new Date(d.end), recurrence: d.recurrence, horizon: horizonMs === null ? null : new Date(horizonMs),
     }).map((o) => ({ begin: o.begin.toISOString(), end: o.end.toISOString() })),
   );
 }
@@ -161,8 +161,7 @@ async function loadOffers(ctx: ServiceContext, db: Executor, offerIds: string[])
       coalesce((select json_agg(json_build_object('begin', extract(epoch from d."begin") * 1000,
           'end', extract(epoch from d."end") * 1000, 'recurrence', d.recurrence) order by d."begin")
         from ${t('offer_dates')} d where d.offer_uuid = o.uuid), '[]'::json) as dates,
-      (select extract(epoch from max(gt.end_at)) * 1000 from ${t('edition_tasks')} gt
-        where gt.edition_uuid = o.edition_uuid)::float8 as horizon
+      ${editionHorizonSql(ctx.tenant.schema, 'o.edition_uuid')} as horizon
     from ${t('offers')} o where o.uuid = any(${offerIds}::uuid[])`.execute(db);
   return res.rows.map((o) => {
     const dates = intervals(o.dates, o.horizon);
@@ -183,8 +182,7 @@ async function loadConfirmedPlaces(ctx: ServiceContext, db: Executor, participan
       coalesce((select json_agg(json_build_object('begin', extract(epoch from d."begin") * 1000,
           'end', extract(epoch from d."end") * 1000, 'recurrence', d.recurrence))
         from ${t('offer_dates')} d where d.offer_uuid = a.offer_uuid), '[]'::json) as dates,
-      (select extract(epoch from max(gt.end_at)) * 1000 from ${t('edition_tasks')} gt
-        where gt.edition_uuid = o.edition_uuid)::float8 as horizon
+      ${editionHorizonSql(ctx.tenant.schema, 'o.edition_uuid')} as horizon
     from ${t('attendances')} a
     join ${t('offers')} o on o.uuid = a.offer_uuid
     where a.status = 'confirmed' and a.participant_uuid = any(${participantIds}::uuid[])`.execute(db);

@@ -49,6 +49,15 @@ export function editionProcedureSql(schema: string, e = 'e', now: Date | null = 
     limit 1), ${sql.ref(`${e}.procedure`)})`;
 }
 
+/**
+ * The end of the edition's last task in epoch milliseconds (null without tasks): the horizon of an open RRULE
+ * (D10, `expandOccurrences`). `edition` names the outer query's edition uuid column.
+ */
+export function editionHorizonSql(schema: string, edition: string): RawBuilder<number | null> {
+  return sql<number | null>`(select extract(epoch from max(hz.end_at)) * 1000 from ${tablesOf(schema)('edition_tasks')} hz
+    where hz.edition_uuid = ${sql.ref(edition)})::float8`;
+}
+
 /** The edition with its phases, for the phase rules (D4). */
 export async function editionWithTasks(ctx: ServiceContext, db: Executor, editionUuid: string): Promise<EditionWithTasks | null> {
   const t = tablesOf(ctx.tenant.schema);

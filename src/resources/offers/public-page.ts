@@ -25,9 +25,19 @@ function offerUrlSql(ctx: ServiceContext): RawBuilder<string | null> {
 export function publicPageSql(ctx: ServiceContext, where: RawBuilder<unknown>, orderBy: RawBuilder<unknown>, limit: number, offset: number) {
   const t = tablesOf(ctx.tenant.schema);
   const ref = (a: string) => sql`json_build_object('uuid', ${sql.ref(`${a}.uuid`)}, 'name', ${sql.ref(`${a}.name`)}, 'alias', ${sql.ref(`${a}.alias`)})`;
+  // The page is chosen first (its uuids in order), and only its rows are written out: PostgreSQL would
+  // otherwise build every matching offer's JSON and count its places before the sort and the limit.
   return sql<{ page: string }>`
-    select coalesce(json_agg(x.j order by x.n), '[]'::json)::text as page from (
-      select row_number() over (order by ${orderBy}) as n, json_strip_nulls(json_build_object(
+    with page as (
+      select o.uuid as id, row_number() over (order by ${orderBy}) as n
+      from ${t('offers')} o
+      join ${t('editions')} e on e.uuid = o.edition_uuid
+      left join lateral (select min(d."begin") as first_begin from ${t('offer_dates')} d where d.offer_uuid = o.uuid) fd on true
+      where ${where}
+      order by ${orderBy}
+      limit ${limit} offset ${offset}
+    )
+    select coalesce(json_agg(json_strip_nulls(json_build_object(
         'uuid', o.uuid, 'name', o.name, 'alias', o.alias, 'edition', ${ref('e')},
         'hosts', coalesce((select json_agg(${ref('g')} order by h.position, g.name)
           from ${t('offer_hosts')} h join ${t('organisers')} g on g.uuid = h.organiser_uuid where h.offer_uuid = o.uuid), '[]'::json),
@@ -50,13 +60,9 @@ export function publicPageSql(ctx: ServiceContext, where: RawBuilder<unknown>, o
           from ${t('offer_categories')} oc join ${t('categories')} k on k.uuid = oc.category_uuid where oc.offer_uuid = o.uuid), '[]'::json),
         'url', ${offerUrlSql(ctx)}, 'media', coalesce(o.media, '[]'::jsonb),
         'createdAt', ${apiTimestampSql('o.created_at')}, 'modifiedAt', ${apiTimestampSql('o.modified_at')}
-      )) as j
-      from ${t('offers')} o
-      join ${t('editions')} e on e.uuid = o.edition_uuid
-      left join lateral (select min(d."begin") as first_begin from ${t('offer_dates')} d where d.offer_uuid = o.uuid) fd on true
-      left join lateral (select count(*)::int as n from ${t('attendances')} a where a.offer_uuid = o.uuid and a.status = 'confirmed') c on true
-      where ${where}
-      order by ${orderBy}
-      limit ${limit} offset ${offset}
-    ) x`;
+      )) order by p.n), '[]'::json)::text as page
+    from page p
+    join ${t('offers')} o on o.uuid = p.id
+    join ${t('editions')} e on e.uuid = o.edition_uuid
+    left join lateral (select count(*)::int as n from ${t('attendances')} a where a.offer_uuid = o.uuid and a.status = 'confirmed') c on true`;
 }

@@ -1,6 +1,7 @@
 import { offerEnd, offerFirstDay, participantDue, accountDue } from '../../domain/retention.js';
 import type { ServiceContext } from '../../platform/context.js';
 import { sql, tablesOf, type Executor } from '../../platform/db/sql.js';
+import { editionHorizonSql } from '../../engines/edition-phases/index.js';
 
 // Retention's reads (service.ts): the offers' ends, the participants that may be due, the facts of their
 // families. Raw SQL with typed rows: json and array aggregates per row, which read plainer as SQL.
@@ -19,8 +20,7 @@ export async function loadOffers(ctx: ServiceContext, db: Executor): Promise<Map
       coalesce((select json_agg(json_build_object('begin', extract(epoch from d."begin") * 1000,
           'end', extract(epoch from d."end") * 1000, 'recurrence', d.recurrence))
         from ${t('offer_dates')} d where d.offer_uuid = o.uuid), '[]'::json) as dates,
-      (select extract(epoch from max(gt.end_at)) * 1000 from ${t('edition_tasks')} gt
-        where gt.edition_uuid = o.edition_uuid)::float8 as horizon,
+      ${editionHorizonSql(ctx.tenant.schema, 'o.edition_uuid')} as horizon,
       coalesce((select json_agg(json_build_object('begin', extract(epoch from ht.begin_at) * 1000,
           'end', extract(epoch from ht.end_at) * 1000))
         from ${t('edition_tasks')} ht where ht.edition_uuid = o.edition_uuid and ht.type = 'holiday'), '[]'::json) as holidays
