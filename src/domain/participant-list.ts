@@ -41,7 +41,7 @@ export function sortParticipantList<T extends SortableApplication>(applications:
  * position `sortParticipantList` gives it (the end of its group: one after every application of its group and
  * the groups before) and the applications behind it, which move down by one. The same rule as sorting the
  * whole list again, in one step that needs only counts: what the create statement does under the offer's
- * lock (src/resources/attendances/writes.ts `appendApplication`). Returns null when `applications` is not
+ * lock (src/engines/participant-list `appendApplication`). Returns null when `applications` is not
  * numbered 1..n in list order (then the whole list must be sorted).
  */
 export function appendPosition<T extends SortableApplication>(applications: readonly T[], status: string): { sorting: number; behind: T[] } | null {

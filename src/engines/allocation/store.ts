@@ -30,7 +30,7 @@ export async function lockEdition(ctx: ServiceContext, db: Executor, uuid: strin
 
 /**
  * Locks every offer of the edition in uuid order, the order every participant-list writer locks offers in
- * (src/resources/attendances/writes.ts), so the lot and the commit take turns with them without deadlocks.
+ * (src/engines/participant-list), so the lot and the commit take turns with them without deadlocks.
  * Rows are locked as the sorted result is produced.
  */
 export async function lockEditionOffers(ctx: ServiceContext, db: Executor, editionUuid: string): Promise<string[]> {

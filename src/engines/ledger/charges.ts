@@ -7,7 +7,7 @@ import { ensureLedgers, ledgerKey, postBookings, type NewBooking } from './store
 // The one place that posts fee charges and their cancellations (D8, D10 "Money"; spec 3.2 "transitions also
 // update payment records"), but for a new application's first charge, which the create statement posts with
 // the amount `chargeTarget`/`chargePostings` give an application without bookings (issue 10.1,
-// src/resources/attendances/writes.ts `appendApplication`). Every write to an application calls `syncCharges` for the applications it
+// src/engines/participant-list `appendApplication`). Every write to an application calls `syncCharges` for the applications it
 // touched, inside its transaction (after its changes are flushed): create, transition, PATCH payable,
 // transfer (old and new), delete, refill, the commit of held-back decisions, a participant deleted or moved to
 // another account, an account deleted, an offer moved to another edition, a receipt's reversal, an offer
@@ -55,7 +55,7 @@ export async function syncCharges(db: Executor, schema: string, attendanceUuids:
   const ids = [...new Set(attendanceUuids)].sort();
   if (ids.length === 0) return;
   const t = tablesOf(schema);
-  // Callers hold the offers' row locks (src/resources/attendances/writes.ts), so no two writers reconcile
+  // Callers hold the offers' row locks (src/engines/participant-list), so no two writers reconcile
   // one application at once. Raw: a row for every id asked for, from `unnest(ids)`, also for one deleted since.
   const state = await sql<Row>`
     select x.id, a.uuid is not null as exists, a.status, a.held_back as "heldBack", a.fee,

@@ -102,7 +102,7 @@ export function toOut(viewer: Viewer, r: Row): AttendanceOut {
     statusChangedAt: formatTimestamp(r.statusChangedAt)!,
     confirmedAt: formatTimestamp(r.confirmedAt),
     // D10: paid while an unreversed receipt covers it; the column is kept equal to that rule by the receipts
-    // service (src/resources/bookings/store.ts `refreshPaid`) in the same transactions.
+    // service (src/engines/ledger/store.ts `refreshPaid`) in the same transactions.
     paid: r.paid,
     payable: isPayable({ status: r.status, heldBack: r.heldBack, fee: r.fee, payableSwitchedOff: r.payableSwitchedOff, offerCancelled: r.offerCancelled }),
     fee: r.fee ?? 0,

@@ -19,7 +19,7 @@ import { lockOffers, queueDecisionMail, refillIfFirstComeRunning, reorderList } 
 // Spec 3.2 (last line) and 4.3 "Transfer", rules 1-7; D10 (any edition, any source state, commit:false).
 // 1. a new application (new uuid) for the target; the old one is deleted with its answers;
 // 2. fee, paid and payable carry over (amounts are not recalculated); the receipt lines and the charge move
-//    with it (src/resources/receipts/lines.ts, src/resources/bookings/charges.ts);
+//    with it (src/engines/ledger/lines.ts, src/engines/ledger/charges.ts);
 // 3. the target list is renumbered and, during a running first-come-first-served phase, refilled by the
 //    refill job (e-mails);
 // 4. the source's freed place is not refilled (POST /offers/{uuid}/refill does that), only renumbered;

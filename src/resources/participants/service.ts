@@ -157,7 +157,7 @@ async function applicationsOf(ctx: ServiceContext, db: Executor, participantUuid
 /**
  * D6: deleting a participant removes its applications with it (cascade), as if they had never been made:
  * 409 while one is paid (spec 4.3 Delete). Like every write to a participant list, it first locks the offers
- * of those applications (uuid order, writes.ts), so a receipt or a transfer committed meanwhile is seen; the
+ * of those applications (uuid order, src/engines/participant-list), so a receipt or a transfer committed meanwhile is seen; the
  * charges are cancelled (D8), the lists renumbered, and a freed confirmed place moves the waiting list up
  * during a running first-come-first-served phase (D10).
  */

@@ -21,7 +21,7 @@ import type { CreateReceiptInput, ListReceiptsInput, ReceiptOut } from './schema
 
 // Receipts (D8, D10 "Money"): `POST /receipts` (admin) pays due applications of one debtor; reads are one SQL
 // projection per page. Reversal lives in reverse.ts. Writers lock the applications' offers first (the same
-// row locks every write to a participant list takes, src/resources/attendances/writes.ts), so a receipt and a
+// row locks every write to a participant list takes, src/engines/participant-list), so a receipt and a
 // transition, transfer or second receipt of the same application take turns; the receipt number is taken
 // last, from a per-prefix counter row in the same transaction (no gaps, no duplicates).
 

@@ -14,7 +14,7 @@ import {
 
 const { h, t } = useHarness();
 
-describe('charges follow the application (one reconciler, src/resources/bookings/charges.ts)', () => {
+describe('charges follow the application (one reconciler, src/engines/ledger/charges.ts)', () => {
   it('a final confirmed place is charged in the debtor\'s ledger for the edition, naming debtor, edition and application', async () => {
     const a = await dueApplication(t, { fee: 1250 });
     const [b, ...rest] = await getOk(t, `/bookings?attendance=${a.uuid}`);
