@@ -1,4 +1,3 @@
-import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import os from 'node:os';
@@ -11,6 +10,7 @@ import { addTenant } from '../src/platform/tenancy/operations.js';
 import { scratchDatabase } from './scratch.js';
 import { quick, reportResult, type BenchRow } from './result.js';
 import { entities } from '../src/entities.js';
+import { spawnServer, type Server } from './server.js';
 
 // `npm run bench:limiter` (issue 10.5): the same request through the same app with and without the Redis rate
 // limiter. Two app processes (bench/app-server.ts) on one scratch database: BENCH_RATE_LIMIT=none (a limiter that
@@ -27,24 +27,6 @@ const REQUESTS = Number(process.env.BENCH_REQUESTS || (quick ? 600 : 4000));
 const BATCH = 20;
 const TARGET_MS = 0.3;
 const HOST = 'limiter.localhost';
-
-type Server = { name: string; child: ChildProcess; port: number };
-
-function spawnServer(name: string, env: Record<string, string>): Promise<Server> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'bench/app-server.ts'], {
-    env: { ...process.env, PORT: '0', NODE_ENV: 'production', ...env },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  return new Promise((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (c) => {
-      out += c;
-      const m = /listening (\d+)/.exec(out);
-      if (m) resolve({ name, child, port: Number(m[1]) });
-    });
-    child.on('exit', (code) => reject(new Error(`${name} server exited (${code}) before listening: ${out}`)));
-  });
-}
 
 /** One request on the keep-alive agent; milliseconds from sending to the end of the body. */
 function timed(port: number, agent: http.Agent, path: string, headers: Record<string, string>): Promise<number> {
@@ -87,9 +69,9 @@ async function main() {
       await orm.close();
     }
     const env = { DATABASE_URL: url.toString(), REDIS_URL, BENCH_RL_PREFIX: prefix };
-    const none = await spawnServer('none', { ...env, BENCH_RATE_LIMIT: 'none' });
+    const none = await spawnServer('none', 'bench/app-server.ts', { NODE_ENV: 'production', ...env, BENCH_RATE_LIMIT: 'none' });
     servers.push(none);
-    const withRedis = await spawnServer('redis', { ...env, BENCH_RATE_LIMIT: 'redis' });
+    const withRedis = await spawnServer('redis', 'bench/app-server.ts', { NODE_ENV: 'production', ...env, BENCH_RATE_LIMIT: 'redis' });
     servers.push(withRedis);
 
     const cases = [

@@ -1,4 +1,4 @@
-import { execSync, spawn, type ChildProcess } from 'node:child_process';
+import { execSync } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
@@ -9,6 +9,7 @@ import { quick, reportResult, type BenchRow } from './result.js';
 import { insertToken } from '../src/platform/auth/tokens.js';
 import { createOrm, executorOf } from '../src/platform/db/orm.js';
 import { entities } from '../src/entities.js';
+import { spawnServer, type Server } from './server.js';
 
 // `npm run bench:page` (also `npm run bench -- page`): the offer list of the real app against the hand-written
 // reference server (bench/README.md). Each server runs in its own process on loopback against the same scratch
@@ -27,26 +28,9 @@ const CONNECTIONS = 32;
 const PAGE_SIZES = [30, 200];
 const TARGETS: Record<number, number> = { 30: 0.7, 200: 0.6 };
 
-type Server = { name: string; child: ChildProcess; port: number };
 /** One thing loaded: a server, and the headers of its requests (the admin token, or none). */
 type Case = { name: 'app' | 'app-token' | 'app-cached' | 'reference'; server: Server; headers: Record<string, string> };
 type Run = { rps: number; p50: number; p99: number; bytes: number; nodeCores: number; pgCores: number };
-
-function spawnServer(name: string, file: string, env: Record<string, string>, nodeArgs: string[] = []): Promise<Server> {
-  const child = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', file], {
-    env: { ...process.env, PORT: '0', ...env },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  return new Promise((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (c) => {
-      out += c;
-      const m = /listening (\d+)/.exec(out);
-      if (m) resolve({ name, child, port: Number(m[1]) });
-    });
-    child.on('exit', (code) => reject(new Error(`${name} server exited (${code}) before listening: ${out}`)));
-  });
-}
 
 function get(port: number, path: string, agent?: http.Agent, headers: Record<string, string> = {}): Promise<{ status: number; text: string }> {
   return new Promise((resolve, reject) => {

@@ -6,6 +6,7 @@ import pg from 'pg';
 import { generate, PostgresDialect } from 'kysely-codegen';
 import { createOrm, executorOf, migrateControl, migrateTenantSchema } from '../src/platform/db/orm.js';
 import { entities } from '../src/entities.js';
+import { serverAnswers } from '../src/platform/db/reachable.js';
 
 // `npm run db:types` writes src/platform/db/schema.generated.ts from the migrated schema; `--stdout` prints it;
 // `--check` (`npm run db:types:check`, CI) fails with a diff when the checked-in file is stale.
@@ -117,24 +118,13 @@ function difference(file: string, text: string): string | null {
   }
 }
 
-async function reachable(url: string): Promise<boolean> {
-  const c = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2_000 });
-  try {
-    await c.connect();
-    await c.end();
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 /**
  * The text, from the machine's PostgreSQL or, where none answers (a fresh machine), from the embedded one the
  * tests fall back to as well (test/harness/global-setup.ts: same folder and port, reused while it runs).
  */
 async function generateAnywhere(): Promise<string> {
   const server = process.env.TEST_PG_URL || DEFAULT_SERVER;
-  if (await reachable(server)) return generateSchemaTypes(server);
+  if (await serverAnswers(server)) return generateSchemaTypes(server);
   process.stderr.write(`no PostgreSQL at ${server.replace(/\/\/.*@/, '//')}: starting the embedded one\n`);
   const { startEmbeddedPostgres } = await import('../src/platform/db/embedded.js');
   const embedded = await startEmbeddedPostgres({ dataDir: '.data/test', port: 54330, database: 'postgres' });

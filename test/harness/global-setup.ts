@@ -4,21 +4,11 @@ import type { EmbeddedDatabase } from '../../src/platform/db/embedded.js';
 import { createOrm, migrateControl } from '../../src/platform/db/orm.js';
 import { startPgBouncer, type PgBouncer } from './pgbouncer.js';
 import { entities } from '../../src/entities.js';
+import { serverAnswers } from '../../src/platform/db/reachable.js';
 
 // One throwaway database per run on the machine's PostgreSQL (127.0.0.1:5432, or TEST_PG_URL); where no
 // server answers (a fresh machine), the embedded PostgreSQL is started instead, so `npm test` passes there.
 const DEFAULT_SERVER = 'postgresql://postgres@127.0.0.1:5432/postgres';
-
-async function reachable(url: string): Promise<boolean> {
-  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 2000 });
-  try {
-    await client.connect();
-    await client.end();
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 let embedded: EmbeddedDatabase | undefined;
 let bouncer: PgBouncer | undefined;
@@ -27,7 +17,7 @@ let dbName = '';
 
 export async function setup(project: TestProject) {
   let server = process.env.TEST_PG_URL || DEFAULT_SERVER;
-  if (!(await reachable(server))) {
+  if (!(await serverAnswers(server))) {
     console.warn(`[test] no PostgreSQL at ${server.replace(/\/\/.*@/, '//')}: starting the embedded one`);
     // Loaded only when needed: the package's exit hook calls process.exit(0) on `beforeExit`, which turned
     // every failed run's exit code into 0 (CI saw green) whenever it was imported.

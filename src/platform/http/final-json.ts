@@ -6,7 +6,9 @@
 // parsed and checked against the schema first, so the tests prove the SQL writes exactly the answer.
 
 const PLACEHOLDER = '__final_json__:';
-const pending = new Map<string, string>();
+// The adapter stringifies and ends in one synchronous step, so one slot is enough; a text never sent (nothing
+// ends after the stringify) is replaced by the next one instead of piling up.
+let pending: { key: string; text: string } | null = null;
 let next = 0;
 
 export class FinalJson {
@@ -15,7 +17,7 @@ export class FinalJson {
   /** Called by the adapter's JSON.stringify, just before the body is ended (the same tick). */
   toJSON(): string {
     const key = `${PLACEHOLDER}${next++}`;
-    pending.set(key, this.text);
+    pending = { key, text: this.text };
     return key;
   }
 }
@@ -28,10 +30,10 @@ export function finalJson<T>(text: string): T {
 /** The body to send for `body` as the adapter serialised it: the final JSON text in place of its placeholder. */
 export function resolveFinalJson(body: unknown): unknown {
   if (typeof body !== 'string' || !body.startsWith(`"${PLACEHOLDER}`)) return body;
-  const key = body.slice(1, -1);
-  const text = pending.get(key);
-  pending.delete(key);
-  return text ?? body;
+  const slot = pending;
+  if (!slot || body !== `"${slot.key}"`) return body;
+  pending = null;
+  return slot.text;
 }
 
 /** For the output check: the value the text stands for. */
