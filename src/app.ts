@@ -5,6 +5,7 @@ import type { Orm } from './platform/db/orm.js';
 import { InMemoryJobs, type JobSender } from './platform/jobs/queue.js';
 import { executorOf } from './platform/db/orm.js';
 import { sql as sqlTag } from './platform/db/sql.js';
+import { withConnectionAffinity } from './platform/db/affinity.js';
 import type { Logger } from './platform/logging/logger.js';
 import type { TenantRegistry } from './platform/tenancy/registry.js';
 import { resolveTenant, tenantOf } from './platform/tenancy/middleware.js';
@@ -103,7 +104,7 @@ export function createApp(deps: AppDeps) {
 
   const handle = openApiHandler(router, log, availability);
   const readRoutes = getRoutes(router);
-  app.use(async (req: Request, res: Response, next: NextFunction) => {
+  const serveApi = async (req: Request, res: Response, next: NextFunction) => {
     // HEAD is a GET without a body: node's response already knows not to send one.
     if (req.method === 'HEAD') req.method = 'GET';
     const { tenant } = tenantOf(req);
@@ -129,7 +130,10 @@ export function createApp(deps: AppDeps) {
       return next(err);
     }
     return handle(req as never, res);
-  });
+  };
+  // Again after the body was read: body parsing continues from the socket's events, outside the request's
+  // connection affinity (db/affinity.ts) set when the tenant was resolved.
+  app.use((req: Request, res: Response, next: NextFunction) => withConnectionAffinity(tenantOf(req).tenant.schema, () => serveApi(req, res, next)));
 
   app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
     // A client that hung up: nobody to answer, nothing wrong with the service.

@@ -13,13 +13,15 @@ function running(now: RawBuilder<unknown>) {
   return sql`(gt.begin_at is null or gt.begin_at <= ${now}) and (gt.end_at is null or gt.end_at >= ${now})`;
 }
 
+// The task type is written as a literal (one of TaskType's constants): a statement without parameters is
+// planned once and its plan kept (offers/public-page.ts).
 function windowFlagSql(schema: string, e: string, type: TaskType, flag: string, now: Date | null) {
   const tasks = tablesOf(schema)('edition_tasks');
   const at = now ? sql`${now}::timestamptz` : sql`now()`;
   const edition = sql.ref(`${e}.uuid`);
   return sql<boolean>`(case
-    when exists (select 1 from ${tasks} gt where gt.edition_uuid = ${edition} and gt.type = ${type})
-    then exists (select 1 from ${tasks} gt where gt.edition_uuid = ${edition} and gt.type = ${type} and ${running(at)})
+    when exists (select 1 from ${tasks} gt where gt.edition_uuid = ${edition} and gt.type = ${sql.lit(type)})
+    then exists (select 1 from ${tasks} gt where gt.edition_uuid = ${edition} and gt.type = ${sql.lit(type)} and ${running(at)})
     else ${sql.ref(`${e}.${flag}`)} end)`;
 }
 

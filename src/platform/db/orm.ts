@@ -1,7 +1,8 @@
 import { MikroORM, type EntityClass, type EntityManager } from '@mikro-orm/postgresql';
 import { Migrator } from '@mikro-orm/migrations';
 import { controlMigrations, tenantMigrations } from '../../../migrations/index.js';
-import { preparedStatementsWanted, usePreparedStatements, type PreparedSwitch } from './prepared.js';
+import { useConnectionAffinity } from './affinity.js';
+import { preparedStatementsWanted, settingOn, usePreparedStatements, type PreparedSwitch } from './prepared.js';
 import { assertSchemaName, sql, type Executor } from './sql.js';
 
 export type Orm = MikroORM;
@@ -19,7 +20,7 @@ export function preparedStatementsOf(orm: Orm): boolean {
  * keep named statements, platform/db/prepared.ts).
  */
 export async function createOrm(
-  databaseUrl: string, opts: { entities: readonly EntityClass<object>[]; poolMax?: number; preparedStatements?: boolean },
+  databaseUrl: string, opts: { entities: readonly EntityClass<object>[]; poolMax?: number; preparedStatements?: boolean; connectionAffinity?: boolean },
 ): Promise<Orm> {
   const prepared: PreparedSwitch = { enabled: opts.preparedStatements ?? preparedStatementsWanted() };
   const orm = await MikroORM.init({
@@ -34,9 +35,15 @@ export async function createOrm(
     // instead of holding it until the client gives up.
     driverOptions: {
       connectionTimeoutMillis: 5_000,
-      onPoolCreated: (pool: import('pg').Pool) => usePreparedStatements(pool, prepared, {
-        warn: (msg, fields) => process.emitWarning(`${msg} ${JSON.stringify(fields ?? {})}`),
-      }),
+      onPoolCreated: (pool: import('pg').Pool) => {
+        usePreparedStatements(pool, prepared, {
+          warn: (msg, fields) => process.emitWarning(`${msg} ${JSON.stringify(fields ?? {})}`),
+        });
+        // A schema's requests prefer one connection of the pool (affinity.ts); PG_CONNECTION_AFFINITY=off: none.
+        if (opts.connectionAffinity ?? settingOn(process.env.PG_CONNECTION_AFFINITY)) {
+          useConnectionAffinity(pool);
+        }
+      },
     },
     migrations: {
       migrationsList: tenantMigrations,
@@ -140,9 +147,10 @@ let scriptOfNewSchema: Promise<{ sql: string; names: string[] } | null> | undefi
  * multi-statement script in the schema's locked transaction: one round trip instead of one per statement and
  * several per migration. The result is the schema the migrator makes (test/platform/db/new-schema-script.test.ts
  * compares the catalogs). Schemas at an older version keep going through the migrator. Null (the migrator then)
- * when a migration runs code instead of only adding SQL. Built once per process.
+ * when a migration runs code instead of only adding SQL. Built once per process. (bench/tenants.ts sends it bare as
+ * the baseline of `migrate`.)
  */
-function newSchemaScript(orm: Orm): Promise<{ sql: string; names: string[] } | null> {
+export function newSchemaScript(orm: Orm): Promise<{ sql: string; names: string[] } | null> {
   scriptOfNewSchema ??= (async () => {
     const parts: string[] = [];
     for (const m of tenantMigrations) {

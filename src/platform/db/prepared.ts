@@ -25,9 +25,14 @@ export function prepared<R>(query: RawBuilder<R>): RawBuilder<R> {
   return sql<R>`${sql.raw(MARKER)}${query}`;
 }
 
+/** An on/off setting that is on unless `off`/`0`/`false`/`no`. */
+export function settingOn(value: string | undefined): boolean {
+  return !['off', '0', 'false', 'no'].includes((value ?? '').trim().toLowerCase());
+}
+
 /** `PG_PREPARED_STATEMENTS`: on unless `off`/`0`/`false`/`no`. */
 export function preparedStatementsWanted(env: NodeJS.ProcessEnv = process.env): boolean {
-  return !['off', '0', 'false', 'no'].includes((env.PG_PREPARED_STATEMENTS ?? '').trim().toLowerCase());
+  return settingOn(env.PG_PREPARED_STATEMENTS);
 }
 
 export type PreparedSwitch = { enabled: boolean };

@@ -1,5 +1,6 @@
 import type { NextFunction, Request, Response } from 'express';
 import { notFound } from '../../domain/errors.js';
+import { withConnectionAffinity } from '../db/affinity.js';
 import { badRequest } from '../http/problem.js';
 import type { TenantRegistry } from './registry.js';
 import { parseHostHeader, pathBelowBase, type Tenant } from './tenant.js';
@@ -35,7 +36,8 @@ export function resolveTenant(registry: TenantRegistry, opts: { trustProxy: bool
       if (below === null) return next(notFound(`This host serves the API below ${match.basePath}.`));
       req.url = below + (q < 0 ? '' : req.url.slice(q));
       (req as { tenantMatch?: TenantMatch }).tenantMatch = { ...match, host };
-      next();
+      // The rest of the request prefers its schema's connection (db/affinity.ts).
+      withConnectionAffinity(match.tenant.schema, next);
     } catch (err) {
       next(err);
     }

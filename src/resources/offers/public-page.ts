@@ -16,12 +16,21 @@ import { apiTimestampSql } from '../../platform/http/dates.js';
  */
 function offerUrlSql(ctx: ServiceContext): RawBuilder<string | null> {
   const template = ctx.tenant.settings.offerUrlTemplate;
-  if (template) return sql<string>`replace(${template}::text, '{alias}', o.alias)`;
+  if (template) return sql<string>`replace(${sql.lit(template)}::text, '{alias}', o.alias)`;
   const host = ctx.tenant.hosts[0]?.host;
-  return host ? sql<string>`(${`https://${host}/angebote/`}::text || o.alias)` : sql<null>`null::text`;
+  return host ? sql<string>`(${sql.lit(`https://${host}/angebote/`)}::text || o.alias)` : sql<null>`null::text`;
 }
 
-/** One page as JSON text, among the offers `where` lets through (access: offerVisibleSql for the viewer). */
+/**
+ * One page as JSON text, among the offers `where` lets through (access: offerVisibleSql for the viewer).
+ *
+ * Everything but the filters' values is written into the text as literals (the page's size and offset, the
+ * url, the places): the default page is then a statement without parameters, which PostgreSQL plans once per
+ * connection and keeps (prepared.ts). With parameters it plans five times before it settles on a generic plan,
+ * each time ~3 ms here: with traffic spread over hundreds of municipalities, a connection rarely sees one
+ * schema's page five times (bench/tenants.ts). Each page size and offset is its own statement; prepared.ts caps
+ * how many a connection keeps.
+ */
 export function publicPageSql(ctx: ServiceContext, where: RawBuilder<unknown>, orderBy: RawBuilder<unknown>, limit: number, offset: number) {
   const t = tablesOf(ctx.tenant.schema);
   const ref = (a: string) => sql`json_build_object('uuid', ${sql.ref(`${a}.uuid`)}, 'name', ${sql.ref(`${a}.name`)}, 'alias', ${sql.ref(`${a}.alias`)})`;
@@ -35,13 +44,13 @@ export function publicPageSql(ctx: ServiceContext, where: RawBuilder<unknown>, o
       left join lateral (select min(d."begin") as first_begin from ${t('offer_dates')} d where d.offer_uuid = o.uuid) fd on true
       where ${where}
       order by ${orderBy}
-      limit ${limit} offset ${offset}
+      limit ${sql.lit(limit)} offset ${sql.lit(offset)}
     )
     select coalesce(json_agg(json_strip_nulls(json_build_object(
         'uuid', o.uuid, 'name', o.name, 'alias', o.alias, 'edition', ${ref('e')},
         'hosts', coalesce((select json_agg(${ref('g')} order by h.position, g.name)
           from ${t('offer_hosts')} h join ${t('organisers')} g on g.uuid = h.organiser_uuid where h.offer_uuid = o.uuid), '[]'::json),
-        'status', coalesce((select json_agg(pl order by i) from unnest(${[...OFFER_PLACES]}::text[]) with ordinality as u(pl, i)
+        'status', coalesce((select json_agg(pl order by i) from unnest(array[${sql.join(OFFER_PLACES.map((p) => sql.lit(p)))}]::text[]) with ordinality as u(pl, i)
           where pl = any(o.places)), '[]'::json),
         'teaser', o.teaser, 'description', o.description,
         'dates', coalesce((select json_agg(json_build_object('uuid', d.uuid, 'begin', ${apiTimestampSql('d.begin')},

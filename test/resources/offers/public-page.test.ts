@@ -10,6 +10,7 @@ import { listOffersInput } from '../../../src/resources/offers/schema.js';
 import { create as createAttendance } from '../../factories/attendance.factory.js';
 import { create as createParticipant } from '../../factories/participant.factory.js';
 import { useHarness } from '../../harness/harness.js';
+import { spyOnQueries, type SeenQuery } from '../../harness/queries.js';
 import { category, edition, offer, organiser, transition } from './helpers.js';
 
 // The public page PostgreSQL writes as JSON text (public-page.ts, issue 10.2) is the answer `toOut` gives a
@@ -83,6 +84,30 @@ describe('the public page written by PostgreSQL', () => {
     expect(sql).toStrictEqual(node);
     const full = sql.find((o: { name: string }) => o.name === 'Alles ausgefüllt');
     expect(full.url).toBe('https://ferien.example/angebot/alles-ausgefuellt-2027?von=alles-ausgefuellt-2027');
+  });
+
+  it('writes a url template holding quotes and backslashes into the text intact', async () => {
+    const template = "https://ferien.example/o'brien\\{alias}?x='1'";
+    const { sql, node } = await bothWays({}, { offerUrlTemplate: template });
+    expect(sql).toStrictEqual(node);
+    expect(sql[0].url).toBe(template.replace('{alias}', sql[0].alias));
+  });
+
+  it('sends the default page as a named statement without parameters, filters as parameters', async () => {
+    // Without parameters PostgreSQL plans the statement once per connection and keeps the plan (public-page.ts).
+    const seen: { text?: string; name?: string; values?: unknown[] }[] = [];
+    const queries = spyOnQueries((q: SeenQuery) => { if (typeof q === 'object') seen.push(q as never); });
+    try {
+      expect((await t.get('/offers?itemsPerPage=7&page=2', { token: null })).status).toBe(200);
+      expect((await t.get('/offers?q=Name', { token: null })).status).toBe(200);
+    } finally {
+      queries.restore();
+    }
+    const pages = seen.filter((q) => q.name && q.text?.includes('json_agg(json_strip_nulls'));
+    expect(pages).toHaveLength(2);
+    expect(pages[0]!.values).toEqual([]);
+    expect(pages[0]!.text).toContain('limit 7 offset 7');
+    expect(pages[1]!.values!.length).toBeGreaterThan(0);
   });
 
   it('is what GET /offers answers anonymously, and a token still gets the full fields', async () => {
