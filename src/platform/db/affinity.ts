@@ -25,8 +25,9 @@ const lane = new AsyncLocalStorage<string>();
 const SLOT = Symbol('hp.slot');
 const LANE = Symbol('hp.lane');
 const SKIPPED = Symbol('hp.skipped');
+const LANES = Symbol('hp.lanes');
 
-type Tagged = { [SLOT]?: number };
+type Tagged = { [SLOT]?: number; [LANES]?: number };
 type Waiting = { [LANE]?: number; [SKIPPED]?: number };
 type PoolInternals = {
   _idle: { client: PoolClient & Tagged }[];
@@ -40,6 +41,17 @@ type PoolInternals = {
 /** Runs `fn` (and everything it starts) with `key` (a tenant's schema) as its connection preference. */
 export function withConnectionAffinity<T>(key: string, fn: () => T): T {
   return lane.run(key, fn);
+}
+
+/**
+ * Whether `client` is the connection of the current schema's lane (true without a schema or without affinity).
+ * prepared.ts names statements only there: a backend then keeps the plans of its own share of the schemas,
+ * not of whichever schemas reached it first while their own connections were busy.
+ */
+export function onItsConnection(client: object): boolean {
+  const key = lane.getStore();
+  const { [SLOT]: slot, [LANES]: lanes } = client as Tagged;
+  return key === undefined || slot === undefined || lanes === undefined || laneOf(key, lanes) === slot;
 }
 
 function laneOf(key: string, lanes: number): number {
@@ -63,6 +75,7 @@ export function useConnectionAffinity(pool: Pool): void {
     while (used.has(slot)) slot++;
     used.add(slot);
     (client as Tagged)[SLOT] = slot;
+    (client as Tagged)[LANES] = p.options.max;
   });
   pool.on('remove', (client) => used.delete((client as Tagged)[SLOT] ?? -1));
 

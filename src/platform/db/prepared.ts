@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Pool, PoolClient } from 'pg';
+import { onItsConnection } from './affinity.js';
 import { sql, type RawBuilder } from './sql.js';
 
 // Prepared statements for the hot projections (issue 10.2). PostgreSQL parses and plans an unnamed statement
@@ -14,8 +15,15 @@ import { sql, type RawBuilder } from './sql.js';
 // exist / already exists" error switches them off for the process (that one request fails) and says so.
 
 const MARKER = '/*hp:prepared*/';
-/** At most this many named statements per connection (schemas × query shapes); more run unnamed. */
-const MAX_PER_CONNECTION = 200;
+/**
+ * At most this many named statements per connection (schemas × query shapes); more run unnamed. The offer
+ * page's plan takes ~0.5 MB of the backend's memory. Statements of schemas whose own connection this is
+ * (affinity.ts) get HOME of them; those of other schemas FOREIGN, and only from their second execution here, so
+ * a schema that came by once while its own connection was busy does not take a place.
+ */
+const HOME = 150;
+const FOREIGN = 50;
+const MAX_PER_CONNECTION = HOME + FOREIGN;
 const POOLER_ERRORS = new Set(['26000', '42P05']);
 
 export type PreparedLog = { warn(msg: string, fields?: Record<string, unknown>): void };
@@ -46,13 +54,26 @@ export function usePreparedStatements(pool: Pool, state: PreparedSwitch, log?: P
     // Looked up on each call (not bound once), so whatever wraps pg's Client.prototype.query later still sees it.
     const query = (...args: unknown[]): unknown => (Object.getPrototypeOf(client).query as (...a: unknown[]) => unknown).apply(client, args);
     const names = new Set<string>();
+    const foreign = new Set<string>();
+    const seenOnce = new Set<string>();
     (client as unknown as { query: unknown }).query = (text: unknown, values?: unknown, cb?: unknown) => {
       if (!state.enabled || typeof text !== 'string' || !text.startsWith(MARKER) || !Array.isArray(values) || cb !== undefined) {
         return query(text, values, cb);
       }
       const name = `hp_${createHash('sha1').update(text).digest('base64url')}`;
       if (!names.has(name)) {
-        if (names.size >= MAX_PER_CONNECTION) return query(text, values);
+        if (onItsConnection(client)) {
+          if (names.size - foreign.size >= HOME) return query(text, values);
+        } else {
+          if (foreign.size >= FOREIGN) return query(text, values);
+          if (!seenOnce.has(name)) {
+            if (seenOnce.size >= 4 * MAX_PER_CONNECTION) seenOnce.clear();
+            seenOnce.add(name);
+            return query(text, values);
+          }
+          seenOnce.delete(name);
+          foreign.add(name);
+        }
         names.add(name);
       }
       return (query({ name, text, values }) as Promise<unknown>).catch((err: { code?: string }) => {
@@ -60,6 +81,7 @@ export function usePreparedStatements(pool: Pool, state: PreparedSwitch, log?: P
           // "cached plan must not change result type" (a migration changed a column under the statement): forget
           // it on this connection, so the next execution parses it again.
           names.delete(name);
+          foreign.delete(name);
           delete (client as unknown as { connection: { parsedStatements: Record<string, string> } }).connection.parsedStatements[name];
           void (query(`deallocate "${name}"`) as Promise<unknown>).catch(() => {});
         } else if (err && POOLER_ERRORS.has(err.code ?? '') && state.enabled) {

@@ -28,8 +28,10 @@ export function apiTimestampSql(column: string): RawBuilder<string> {
   const col = sql.ref(column);
   const local = sql`(${col} at time zone ${sql.lit(ZONE)})`;
   const utc = sql`(${col} at time zone 'UTC')`;
-  return sql<string>`(to_char(${local}, 'YYYY-MM-DD"T"HH24:MI:SS')
-    || case when ${local} < ${utc} then '-' else '+' end || to_char(greatest(${local} - ${utc}, ${utc} - ${local}), 'HH24:MI'))`;
+  // Berlin is east of Greenwich: its offset is never negative, so the sign is always '+'. The shorter expression
+  // matters: the page names five timestamps per offer, and parsing and planning them was ~1 ms of every
+  // statement PostgreSQL has not planned before (issue 10.4, bench/README.md).
+  return sql<string>`(to_char(${local}, 'YYYY-MM-DD"T"HH24:MI:SS') || to_char(${local} - ${utc}, '"+"HH24:MI'))`;
 }
 
 /** Date-only values; `pg` may hand them back as strings or as local-midnight Dates. */

@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import pg from 'pg';
-import { useConnectionAffinity, withConnectionAffinity } from '../../../src/platform/db/affinity.js';
+import { onItsConnection, useConnectionAffinity, withConnectionAffinity } from '../../../src/platform/db/affinity.js';
+import { usePreparedStatements } from '../../../src/platform/db/prepared.js';
 import { createOrm, executorOf, type Orm } from '../../../src/platform/db/orm.js';
 import { sql } from '../../../src/platform/db/sql.js';
 import { entities } from '../../../src/entities.js';
@@ -137,5 +138,37 @@ describe('the service pool (createOrm)', () => {
       for (const key of ['t_a', 't_b', 't_c', 't_d', 't_e', 't_f']) seen.set(key, (seen.get(key) ?? new Set()).add(await pid(key)));
     }
     for (const [key, pids] of seen) expect(pids.size, key).toBe(1);
+  });
+});
+
+describe('named statements and affinity (prepared.ts)', () => {
+  it('names a statement on its schema\'s own connection at once, on another from its second execution', async () => {
+    const pool = new pg.Pool({ connectionString: direct, max: 2 });
+    useConnectionAffinity(pool);
+    usePreparedStatements(pool, { enabled: true });
+    try {
+      // One connection only (slot 0): find a schema whose lane it is and one whose lane it is not.
+      const client = await pool.connect();
+      const keys = Array.from({ length: 20 }, (_, i) => `t_named_${i}`);
+      const home = keys.find((k) => withConnectionAffinity(k, () => onItsConnection(client)))!;
+      const away = keys.find((k) => !withConnectionAffinity(k, () => onItsConnection(client)))!;
+      client.release();
+      const names = async () => (await pool.query<{ statement: string }>(`select statement from pg_prepared_statements where name like 'hp\\_%'`)).rows.map((r) => r.statement);
+      const marked = (key: string) => `/*hp:prepared*/select ${JSON.stringify(key).replace(/"/g, "'")}::text as k, $1::int as n`;
+      // As kysely sends it: a checked-out client's query(text, values), no callback.
+      const run = (key: string, n: number) => withConnectionAffinity(key, async () => {
+        const c = await pool.connect();
+        try { return await c.query(marked(key), [n]); } finally { c.release(); }
+      });
+      await run(home, 1);
+      expect(await names()).toEqual([marked(home)]);
+      await run(away, 1);
+      expect(await names()).toHaveLength(1);
+      const again = await run(away, 2);
+      expect(again.rows).toEqual([{ k: away, n: 2 }]);
+      expect((await names()).sort()).toEqual([marked(home), marked(away)].sort());
+    } finally {
+      await pool.end();
+    }
   });
 });
