@@ -12,7 +12,8 @@ import type { Pool, PoolClient } from 'pg';
 // connection it would have had anyway. When the pool is busy, a released connection goes to the oldest of the
 // first WINDOW waiting requests of its lane if there is one, else to the oldest waiting request; a request that
 // was passed over MAX_SKIPS times is served first regardless (a bound on the wait it adds: a few statements'
-// time). Requests without a tenant (the registry, jobs' sweeps) have no lane and are served in order.
+// time). Requests without a tenant (the registry, jobs' sweeps) have no lane: they take whatever connection
+// pg-pool gives them.
 //
 // pg-pool (3.14, pinned in the lock file) has no hook for choosing; this reorders its idle list and its queue of
 // waiting requests just before it takes the last idle connection and the first waiter (`_pulseQueue`). Should
@@ -45,8 +46,8 @@ export function withConnectionAffinity<T>(key: string, fn: () => T): T {
 
 /**
  * Whether `client` is the connection of the current schema's lane (true without a schema or without affinity).
- * prepared.ts names statements only there: a backend then keeps the plans of its own share of the schemas,
- * not of whichever schemas reached it first while their own connections were busy.
+ * prepared.ts keeps most of a connection's named statements for its own schemas, so a backend keeps the plans
+ * of its share of the schemas, not of whichever schemas reached it first while their own connections were busy.
  */
 export function onItsConnection(client: object): boolean {
   const key = lane.getStore();
