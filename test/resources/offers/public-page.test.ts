@@ -97,17 +97,23 @@ describe('the public page written by PostgreSQL', () => {
     // Without parameters PostgreSQL plans the statement once per connection and keeps the plan (public-page.ts).
     const seen: { text?: string; name?: string; values?: unknown[] }[] = [];
     const queries = spyOnQueries((q: SeenQuery) => { if (typeof q === 'object') seen.push(q as never); });
+    // Twice each: on a connection that is not the schema's own (db/affinity.ts) a statement is named from its
+    // second execution.
     try {
-      expect((await t.get('/offers?itemsPerPage=7&page=2', { token: null })).status).toBe(200);
-      expect((await t.get('/offers?q=Name', { token: null })).status).toBe(200);
+      for (const path of ['/offers?itemsPerPage=7&page=2', '/offers?itemsPerPage=7&page=2', '/offers?q=Name', '/offers?q=Name']) {
+        expect((await t.get(path, { token: null })).status).toBe(200);
+      }
     } finally {
       queries.restore();
     }
     const pages = seen.filter((q) => q.name && q.text?.includes('json_agg(json_strip_nulls'));
-    expect(pages).toHaveLength(2);
-    expect(pages[0]!.values).toEqual([]);
-    expect(pages[0]!.text).toContain('limit 7 offset 7');
-    expect(pages[1]!.values!.length).toBeGreaterThan(0);
+    const plain = pages.filter((q) => q.text!.includes('limit 7 offset 7'));
+    const filtered = pages.filter((q) => q.text!.includes('ilike'));
+    expect(plain.length).toBeGreaterThanOrEqual(1);
+    expect(filtered.length).toBeGreaterThanOrEqual(1);
+    expect(plain.length + filtered.length).toBe(pages.length);
+    for (const q of plain) expect(q.values).toEqual([]);
+    for (const q of filtered) expect(q.values!.length).toBeGreaterThan(0);
   });
 
   it('is what GET /offers answers anonymously, and a token still gets the full fields', async () => {
