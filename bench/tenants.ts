@@ -91,9 +91,9 @@ function startApi(tenantsDir: string): Promise<{ ms: number; rss: number }> {
 type AppServer = { child: ReturnType<typeof spawn>; port: number; memory: () => Promise<{ rss: number; heapUsed: number }> };
 
 /** The real app in its own process (bench/app-server.ts: generous rate limits), PUBLIC_CACHE_MS=0 so every request reaches the database. */
-function startAppServer(): Promise<AppServer> {
+function startAppServer(extraEnv: Record<string, string> = {}): Promise<AppServer> {
   const child = spawn(process.execPath, ['--import', 'tsx', 'bench/app-server.ts'], {
-    cwd: path.resolve('.'), env: { ...process.env, DATABASE_URL, PORT: '0', PUBLIC_CACHE_MS: '0', LOG_LEVEL: 'silent' }, stdio: ['ignore', 'pipe', 'inherit'],
+    cwd: path.resolve('.'), env: { ...process.env, DATABASE_URL, PORT: '0', PUBLIC_CACHE_MS: '0', LOG_LEVEL: 'silent', ...extraEnv }, stdio: ['ignore', 'pipe', 'inherit'],
   });
   let out = '';
   child.stdout!.on('data', (c) => (out += c));
@@ -225,7 +225,8 @@ await admin(`create database ${dbName}`);
 const rows: [string, string][] = [];
 let memory1 = { rss: NaN, heapUsed: NaN };
 let memoryN = { rss: NaN, heapUsed: NaN };
-const rps = { one: [] as number[], spread: [] as number[], cycle: [] as number[] };
+const rps = { one: [] as number[], spread: [] as number[], cycle: [] as number[], one4: [] as number[], spread4: [] as number[] };
+const SMALL_POOL = 4;
 let migrateNewMs = NaN;
 let bareMs = NaN;
 let releaseMs = NaN;
@@ -369,6 +370,21 @@ try {
   } finally {
     await stopAppServer(app);
   }
+  // The same random traffic with a pool the size of this machine's CPUs twice over (PG_POOL_SIZE): more
+  // requests wait per connection, so more find their own one free (db/affinity.ts).
+  const small = await startAppServer({ PG_POOL_SIZE: String(SMALL_POOL) });
+  try {
+    await page(small.port, spread, SECONDS);
+    for (let round = 0; round < ROUNDS; round++) {
+      for (const which of round % 2 ? ['spread4', 'one4'] as const : ['one4', 'spread4'] as const) {
+        const r = await page(small.port, which === 'one4' ? [host(1)] : spread, SECONDS);
+        rps[which].push(r);
+        console.error(`  round ${round + 1} ${which.padEnd(7)} ${r.toFixed(1)} req/s (pool ${SMALL_POOL})  load ${os.loadavg()[0]!.toFixed(1)}`);
+      }
+    }
+  } finally {
+    await stopAppServer(small);
+  }
 } finally {
   await admin(`drop database if exists ${dbName} with (force)`).catch((e) => console.error(`drop failed: ${e}`));
   rmSync(one, { recursive: true, force: true });
@@ -386,6 +402,10 @@ const report: BenchRow[] = [
   {
     name: `the same, each connection cycling through the ${SPREAD} (the earlier runs' traffic: in step, a burst on one or two at a time)`,
     value: Number(median(rps.cycle).toFixed(1)), unit: 'req/s', baseline: Number(median(rps.one).toFixed(1)), ratio: median(rps.cycle) / median(rps.one),
+  },
+  {
+    name: `the same random traffic with PG_POOL_SIZE=${SMALL_POOL} (default 10), against one tenant with that pool`,
+    value: Number(median(rps.spread4).toFixed(1)), unit: 'req/s', baseline: Number(median(rps.one4).toFixed(1)), ratio: median(rps.spread4) / median(rps.one4),
   },
   {
     name: 'CPU per request (under load, medians), one tenant / spread: app process + its PostgreSQL backends',

@@ -6,6 +6,12 @@ import { preparedStatementsWanted, settingOn, usePreparedStatements, type Prepar
 import { assertSchemaName, sql, type Executor } from './sql.js';
 
 export type Orm = MikroORM;
+
+/** `PG_POOL_SIZE`: connections of a process's pool (default 10; docs/operations.md). */
+export function poolSize(env: NodeJS.ProcessEnv = process.env): number {
+  const n = Number(env.PG_POOL_SIZE);
+  return Number.isInteger(n) && n > 0 ? n : 10;
+}
 export type { EntityManager };
 
 const preparedSwitches = new WeakMap<Orm, PreparedSwitch>();
@@ -30,7 +36,7 @@ export async function createOrm(
     extensions: [Migrator],
     allowGlobalContext: false,
     debug: false,
-    pool: { min: 0, max: opts.poolMax ?? 10 },
+    pool: { min: 0, max: opts.poolMax ?? poolSize() },
     // A database (or pooler) that does not accept connections fails the request after 5 s (503, errors.ts)
     // instead of holding it until the client gives up.
     driverOptions: {

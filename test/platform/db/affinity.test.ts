@@ -3,7 +3,7 @@ import { inject } from 'vitest';
 import pg from 'pg';
 import { onItsConnection, useConnectionAffinity, withConnectionAffinity } from '../../../src/platform/db/affinity.js';
 import { usePreparedStatements } from '../../../src/platform/db/prepared.js';
-import { createOrm, executorOf, type Orm } from '../../../src/platform/db/orm.js';
+import { createOrm, executorOf, poolSize, type Orm } from '../../../src/platform/db/orm.js';
 import { sql } from '../../../src/platform/db/sql.js';
 import { entities } from '../../../src/entities.js';
 
@@ -170,5 +170,13 @@ describe('named statements and affinity (prepared.ts)', () => {
     } finally {
       await pool.end();
     }
+  });
+});
+
+describe('PG_POOL_SIZE', () => {
+  it('sizes the pool: 10 unless a positive integer is given', () => {
+    expect(poolSize({})).toBe(10);
+    expect(poolSize({ PG_POOL_SIZE: '4' })).toBe(4);
+    for (const bad of ['0', '-2', '2.5', 'many', '']) expect(poolSize({ PG_POOL_SIZE: bad })).toBe(10);
   });
 });
