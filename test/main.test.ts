@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { runningPostmaster } from '../src/platform/db/embedded-postmaster.js';
+import { randomPort } from './harness/processes.js';
 
 // `npm start` as an operator runs it: migrate, apply tenants/*.json, seed the demo, serve; SIGTERM stops it.
 const base = new URL(inject('databaseUrl'));
@@ -52,7 +53,6 @@ async function waitFor(proc: Proc, text: string, ms = 30_000): Promise<void> {
   expect(proc.output()).toContain(text);
 }
 
-const randomPort = () => 20000 + Math.floor(Math.random() * 20000);
 
 beforeAll(async () => {
   await admin(`create database ${dbName}`);

@@ -109,8 +109,12 @@ export async function queryDb<T = any>(databaseUrl: string, query: string, param
   try { return (await c.query(query, params)).rows as T[]; } finally { await c.end(); }
 }
 
+/**
+ * A port for a service under test: below Linux's ephemeral range (32768-60999), which the suite's own outgoing
+ * connections draw from; a port from inside it was once taken by one of them (EADDRINUSE).
+ */
 export function randomPort(): number {
-  return 20000 + Math.floor(Math.random() * 30000);
+  return 20000 + Math.floor(Math.random() * 12000);
 }
 
 /** Kills a service process at once (no shutdown of its own) and waits until it is gone. */

@@ -7,6 +7,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { reachableBy } from '../../../src/platform/db/embedded-layout.js';
 import { runningPostmaster } from '../../../src/platform/db/embedded-postmaster.js';
 import { startEmbeddedPostgres } from '../../../src/platform/db/embedded.js';
+import { randomPort } from '../../harness/processes.js';
 
 // Issue 12: as root the embedded PostgreSQL runs as the OS user `postgres`. A clone inside a folder of mode
 // 0700 (a root's home) holds both the data folder and the binaries where that user cannot enter: both are
@@ -36,7 +37,7 @@ describe.skipIf(!root)('the embedded PostgreSQL as root in a 0700 folder', () =>
     cpSync(path.join(packaged, 'native'), binaries, { recursive: true, verbatimSymlinks: true });
     cpSync(path.join(packaged, 'package.json'), path.join(home, 'clone', 'node_modules', 'package.json'));
 
-    const port = 20000 + Math.floor(Math.random() * 20000);
+    const port = randomPort();
     const dataDir = path.join(home, 'clone', '.data');
     const logs: string[] = [];
     const first = await startEmbeddedPostgres({ dataDir, port, database: 'probe', binaries, onLog: (m) => logs.push(m) });
