@@ -18,6 +18,7 @@ import { createOrm, migrateTenantSchema, newSchemaScript } from '../src/platform
 import { tenantMigrations } from '../migrations/index.js';
 import { mapLimit, migrateConcurrency } from '../src/platform/tenancy/versions.js';
 import { seedDemo } from '../src/demo/seed.js';
+import { mulberry32 } from '../src/domain/lottery.js';
 import { quick, reportResult, type BenchRow } from './result.js';
 import { entities } from '../src/entities.js';
 
@@ -155,21 +156,11 @@ function postgresCpu(): number {
 }
 const cpu = { one: [] as { node: number; pg: number }[], spread: [] as { node: number; pg: number }[], cycle: [] as { node: number; pg: number }[] };
 
-/** mulberry32: a small seeded generator, so every run draws the same sequence of municipalities. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), 1 | a);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 /** GET /api/offers (the default page) with autocannon, each request to one of `hosts` at random. */
 async function page(port: number, hosts: string[], seconds: number, pid?: number, into?: { node: number; pg: number }[], pattern: 'random' | 'cycle' = 'random'): Promise<number> {
   const [node0, pg0] = [pid ? cpuOf(pid) : 0, postgresCpu()];
-  const random = seeded(hosts.length);
+  // The lottery's seeded generator: every run draws the same sequence of municipalities.
+  const random = mulberry32(hosts.length);
   const result = await autocannon({
     url: `http://127.0.0.1:${port}`,
     connections: CONNECTIONS,

@@ -16,7 +16,8 @@ export type Config = {
   metricsToken?: string;
 };
 
-function flag(value: string | undefined): boolean | undefined {
+/** An on/off setting: true for 1/true/yes/on, false for 0/false/no/off (any case), undefined otherwise. */
+export function flag(value: string | undefined): boolean | undefined {
   const v = (value ?? '').trim().toLowerCase();
   if (['1', 'true', 'yes', 'on'].includes(v)) return true;
   if (['0', 'false', 'no', 'off'].includes(v)) return false;

@@ -1,18 +1,18 @@
 import { MikroORM, type EntityClass, type EntityManager } from '@mikro-orm/postgresql';
 import { Migrator } from '@mikro-orm/migrations';
 import { controlMigrations, tenantMigrations } from '../../../migrations/index.js';
-import { useConnectionAffinity } from './affinity.js';
-import { preparedStatementsWanted, settingOn, usePreparedStatements, type PreparedSwitch } from './prepared.js';
+import { connectionAffinityWanted, useConnectionAffinity } from './affinity.js';
+import { preparedStatementsWanted, usePreparedStatements, type PreparedSwitch } from './prepared.js';
 import { assertSchemaName, sql, type Executor } from './sql.js';
 
 export type Orm = MikroORM;
+export type { EntityManager };
 
 /** `PG_POOL_SIZE`: connections of a process's pool (default 10; docs/operations.md). */
 export function poolSize(env: NodeJS.ProcessEnv = process.env): number {
   const n = Number(env.PG_POOL_SIZE);
   return Number.isInteger(n) && n > 0 ? n : 10;
 }
-export type { EntityManager };
 
 const preparedSwitches = new WeakMap<Orm, PreparedSwitch>();
 
@@ -46,7 +46,7 @@ export async function createOrm(
           warn: (msg, fields) => process.emitWarning(`${msg} ${JSON.stringify(fields ?? {})}`),
         });
         // A schema's requests prefer one connection of the pool (affinity.ts); PG_CONNECTION_AFFINITY=off: none.
-        if (opts.connectionAffinity ?? settingOn(process.env.PG_CONNECTION_AFFINITY)) {
+        if (opts.connectionAffinity ?? connectionAffinityWanted()) {
           useConnectionAffinity(pool);
         }
       },

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Pool, PoolClient } from 'pg';
+import { flag } from '../config.js';
 import { onItsConnection } from './affinity.js';
 import { sql, type RawBuilder } from './sql.js';
 
@@ -33,14 +34,9 @@ export function prepared<R>(query: RawBuilder<R>): RawBuilder<R> {
   return sql<R>`${sql.raw(MARKER)}${query}`;
 }
 
-/** An on/off setting that is on unless `off`/`0`/`false`/`no`. */
-export function settingOn(value: string | undefined): boolean {
-  return !['off', '0', 'false', 'no'].includes((value ?? '').trim().toLowerCase());
-}
-
 /** `PG_PREPARED_STATEMENTS`: on unless `off`/`0`/`false`/`no`. */
 export function preparedStatementsWanted(env: NodeJS.ProcessEnv = process.env): boolean {
-  return settingOn(env.PG_PREPARED_STATEMENTS);
+  return flag(env.PG_PREPARED_STATEMENTS) ?? true;
 }
 
 export type PreparedSwitch = { enabled: boolean };

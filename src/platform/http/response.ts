@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { flag } from '../config.js';
 import { parsedFinalJson } from './final-json.js';
 
 // Spec 1.6: null fields are omitted; lists that apply are always present; the nested lists of plain
@@ -35,10 +36,7 @@ export const timestampOut = () => z.string().meta({ format: 'date-time', example
  * default: on, except with NODE_ENV=production). Tests and development always check.
  */
 export function outputChecks(env: NodeJS.ProcessEnv = process.env): boolean {
-  const v = (env.OUTPUT_CHECKS ?? '').trim().toLowerCase();
-  if (['1', 'on', 'true', 'yes'].includes(v)) return true;
-  if (['0', 'off', 'false', 'no'].includes(v)) return false;
-  return env.NODE_ENV !== 'production';
+  return flag(env.OUTPUT_CHECKS) ?? env.NODE_ENV !== 'production';
 }
 
 /**

@@ -7,7 +7,7 @@ import { apiTimestampSql } from '../../platform/http/dates.js';
 // text of the answer (issue 10.2): the fields, their order and the rules of `toOut` (projection.ts) for a
 // viewer without a role: status in the workflow's order, vacancies and fullyBooked from the confirmed
 // applications (D10), the offer's url, nulls omitted (json_strip_nulls, spec 1.6). The service sends the
-// text as it is (platform/http/final-json.ts); test/resources/offers/offers-public-page.test.ts holds it
+// text as it is (platform/http/final-json.ts); test/resources/offers/public-page.test.ts holds it
 // equal to `toOut`'s answer.
 
 /**

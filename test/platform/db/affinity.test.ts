@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import pg from 'pg';
-import { onItsConnection, useConnectionAffinity, withConnectionAffinity } from '../../../src/platform/db/affinity.js';
+import { connectionAffinityWanted, onItsConnection, useConnectionAffinity, withConnectionAffinity } from '../../../src/platform/db/affinity.js';
 import { usePreparedStatements } from '../../../src/platform/db/prepared.js';
 import { createOrm, executorOf, poolSize, type Orm } from '../../../src/platform/db/orm.js';
 import { sql } from '../../../src/platform/db/sql.js';
@@ -169,6 +169,33 @@ describe('named statements and affinity (prepared.ts)', () => {
       expect((await names()).sort()).toEqual([marked(home), marked(away)].sort());
     } finally {
       await pool.end();
+    }
+  });
+});
+
+describe('PG_CONNECTION_AFFINITY', () => {
+  it('is on unless switched off', () => {
+    expect(connectionAffinityWanted({})).toBe(true);
+    expect(connectionAffinityWanted({ PG_CONNECTION_AFFINITY: 'on' })).toBe(true);
+    for (const off of ['off', 'OFF', '0', 'false', 'no']) expect(connectionAffinityWanted({ PG_CONNECTION_AFFINITY: off })).toBe(false);
+  });
+
+  it('off: the service pool serves every schema from the connection pg-pool gives (the one used last)', async () => {
+    const before = process.env.PG_CONNECTION_AFFINITY;
+    process.env.PG_CONNECTION_AFFINITY = 'off';
+    const orm = await createOrm(direct, { entities, poolMax: 4 });
+    try {
+      const db = executorOf(orm);
+      await Promise.all(Array.from({ length: 4 }, () => sql`select pg_sleep(0.05)`.execute(db)));
+      const pids = new Set<number>();
+      for (const key of ['t_a', 't_b', 't_c', 't_d', 't_e', 't_f']) {
+        pids.add(await withConnectionAffinity(key, async () => (await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(db)).rows[0]!.pid));
+      }
+      expect(pids.size).toBe(1);
+    } finally {
+      await orm.close();
+      if (before === undefined) delete process.env.PG_CONNECTION_AFFINITY;
+      else process.env.PG_CONNECTION_AFFINITY = before;
     }
   });
 });
