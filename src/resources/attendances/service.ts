@@ -1,4 +1,5 @@
 import { canSwitchPayableOn } from '../../domain/payable.js';
+import { ANSWER_TYPE_NAMES, answerFits } from '../../domain/answers.js';
 import type { ServiceContext } from '../../platform/context.js';
 import { dbOf } from '../../platform/context.js';
 import { inSchema, sql } from '../../platform/db/sql.js';
@@ -29,17 +30,6 @@ export { respond } from './list.js';
 
 // ---- update -----------------------------------------------------------------------------------------
 
-const TYPE_NAMES = { yn: 'a boolean (true or false)', int: 'a whole number', txt: 'a string', file: "an uploaded file's UUID" } as const;
-
-function answerFits(type: ApplicationQuestion['type'], value: string | boolean | number): boolean {
-  switch (type) {
-    case 'yn': return typeof value === 'boolean';
-    case 'int': return typeof value === 'number' && Number.isInteger(value);
-    case 'txt': return typeof value === 'string' && value.length <= 10_000;
-    case 'file': return typeof value === 'string' && parseId(value) !== null;
-  }
-}
-
 /**
  * Spec 4.3 "Update" `answers`: keys are question UUIDs of the offer's applicationQuestions (an unknown one is
  * 422, D10), values of the question's type; null removes an answer. Returns the new answers in question order.
@@ -60,8 +50,8 @@ function mergeAnswers(current: StoredAnswer[], sent: Record<string, string | boo
       next.delete(q.uuid);
       continue;
     }
-    if (!answerFits(q.type, value)) {
-      violations.push(violation(path, `The answer to "${q.label}" (type ${q.type}) must be ${TYPE_NAMES[q.type]}.`, 'type'));
+    if (!answerFits(q.type, value, (v) => parseId(v) !== null)) {
+      violations.push(violation(path, `The answer to "${q.label}" (type ${q.type}) must be ${ANSWER_TYPE_NAMES[q.type]}.`, 'type'));
       continue;
     }
     next.set(q.uuid, { question: q.uuid, label: q.label, type: q.type, answer: q.type === 'file' ? parseId(value as string)! : value });
