@@ -8,9 +8,11 @@ import { unauthorized } from './problem.js';
 // - `public`: anonymous callers while the tenant's publicAccess is on; any valid token (legacy too).
 // - `read`: a read, read-write token; legacy tokens only see the public offer endpoints.
 // - `write`: a read-write token.
-// `roles` narrows further; organisers are then limited to their own records by the services.
+// `roles` narrows further; organisers are then limited to their own records by the services. A website token
+// (D11) reads what `public` procedures show (also while publicAccess is off) and calls only the procedures that
+// name the role `website`; everything else is 403 for it.
 export type Access = 'public' | 'read' | 'write';
-export type ActorRole = 'admin' | 'organiser';
+export type ActorRole = 'admin' | 'organiser' | 'website';
 
 export type Meta = OpenApiMeta & {
   access: Access;
@@ -34,6 +36,13 @@ const enforceAccess = t.middleware(({ ctx, meta, next }) => {
     case 'legacy':
       if (access !== 'public') throw forbidden('This token has the scope api:offer:read and may only read offers.');
       break;
+    case 'website':
+      if (access === 'public') return next();
+      if (!meta?.roles?.includes('website')) {
+        throw forbidden('A website token reads public offers and hands in family applications, confirmations, consents and answer files; nothing else.');
+      }
+      if (access === 'write' && viewer.actor.access !== 'read-write') throw forbidden('This token is read-only and may not change anything.');
+      return next();
     case 'admin':
     case 'organiser':
       if (access === 'write' && viewer.actor.access !== 'read-write') {
