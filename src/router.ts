@@ -12,6 +12,7 @@ import { ledgersRouter } from './resources/ledgers/router.js';
 import { receiptsRouter } from './resources/receipts/router.js';
 import { eventsRouter } from './resources/events/router.js';
 import { webhooksRouter } from './resources/webhooks/router.js';
+import { filesRouter } from './resources/files/router.js';
 
 // Every resource's procedures; the REST paths live in each procedure's meta.
 export const appRouter = router({
@@ -28,6 +29,7 @@ export const appRouter = router({
   receipts: receiptsRouter,
   events: eventsRouter,
   webhooks: webhooksRouter,
+  files: filesRouter,
 });
 
 export type AppRouter = typeof appRouter;

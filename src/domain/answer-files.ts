@@ -22,19 +22,20 @@ export function isAnswerFileType(value: string | null | undefined): value is Ans
 }
 
 /**
- * The type a file is stored with, or why it is refused (415): the content must be one of the three types
- * (`detected`, from its magic bytes), and a declared `Content-Type` must name that same type (or be
- * `application/octet-stream`). A PNG sent as `application/pdf`, or an HTML page sent as `image/png`, is refused.
+ * The type a file is stored with, or why it is refused (415): the content must be one of the `accepted` types
+ * (default the three of D11; `detected`, from its magic bytes), and a declared `Content-Type` must name that same
+ * type (or be `application/octet-stream`). A PNG sent as `application/pdf`, or an HTML page sent as `image/png`,
+ * is refused.
  */
-export function answerFileType(declared: string | null, detected: string | null):
-  { ok: true; mimeType: AnswerFileType } | { ok: false; reason: string } {
-  const supported = ANSWER_FILE_TYPES.join(', ');
+export function answerFileType(declared: string | null, detected: string | null, accepted: readonly string[] = ANSWER_FILE_TYPES):
+  { ok: true; mimeType: string } | { ok: false; reason: string } {
+  const supported = accepted.join(', ');
   if (!declared) return { ok: false, reason: `The upload has no Content-Type; send one of ${supported}.` };
-  if (!GENERIC_TYPES.has(declared) && !isAnswerFileType(declared)) {
+  if (!GENERIC_TYPES.has(declared) && !accepted.includes(declared)) {
     return { ok: false, reason: `Files of type "${declared.slice(0, 100)}" are not accepted; send one of ${supported}.` };
   }
-  if (!isAnswerFileType(detected)) {
-    return { ok: false, reason: `The content is not a PDF, PNG or JPEG file (checked from its first bytes).` };
+  if (detected === null || !accepted.includes(detected)) {
+    return { ok: false, reason: `The content is not of an accepted type (${supported}); checked from its first bytes.` };
   }
   if (!GENERIC_TYPES.has(declared) && declared !== detected) {
     return { ok: false, reason: `The content is ${detected}, not ${declared} as its Content-Type says.` };

@@ -6,6 +6,7 @@ import type { Meta } from './trpc.js';
 import { webhookOperations } from '../webhooks/openapi.js';
 import { accessText, addExamples, describeCents, typeParameter } from './openapi-annotations.js';
 import { HEADERS, problemResponse, PROBLEM_SCHEMA } from './openapi-problems.js';
+import { describeRawOperations } from './openapi-raw.js';
 
 // OpenAPI 3.1 at `<base>/openapi.json`, made for client generators (issue 12): trpc-to-openapi's document
 // (zod-openapi: every resource's output schema is a named component through `.meta({ id })` in its
@@ -193,6 +194,8 @@ export function buildOpenApiDocument(router: AnyRouter, baseUrl: string): Record
       else op.security = [{ bearer: [] }];
     }
   }
+  // Issue 21: bodies and answers that are files (raw.ts).
+  describeRawOperations(doc.paths, (method, path) => metaByOperation.get(`${method} ${path}`));
   // Issue 14: what the service POSTs to a webhook subscription, per event type (OpenAPI 3.1 `webhooks`).
   const hooks = webhookOperations(schemas);
   if (Object.keys(hooks).length > 0) (doc as Json).webhooks = hooks;

@@ -3,6 +3,7 @@ import type { OpenApiMeta } from 'trpc-to-openapi';
 import type { ServiceContext } from '../context.js';
 import { forbidden } from '../../domain/errors.js';
 import { unauthorized } from './problem.js';
+import type { RawBodySpec, RawResponseSpec, RawUpload } from './raw.js';
 
 // Who may call a procedure is declared in its meta and enforced here, once (spec 5, D3):
 // - `public`: anonymous callers while the tenant's publicAccess is on; any valid token (legacy too).
@@ -19,9 +20,17 @@ export type Meta = OpenApiMeta & {
   roles?: ActorRole[];
   /** 201, 202 or 204 where the spec's table of writes says so (spec 1.11). */
   successStatus?: 200 | 201 | 202 | 204;
+  /** The body is a file of one of these types (raw.ts): it reaches the procedure as the context's `upload`. */
+  rawBody?: RawBodySpec;
+  /** The answer is a file (`rawFile(...)`, raw.ts), sent as an attachment of its own type. */
+  rawResponse?: RawResponseSpec;
 };
 
-export type TrpcContext = ServiceContext & { requestId: string };
+export type TrpcContext = ServiceContext & {
+  requestId: string;
+  /** The file a procedure with `rawBody` was sent (raw.ts); absent elsewhere. */
+  upload?: RawUpload;
+};
 
 const t = initTRPC.context<TrpcContext>().meta<Meta>().create();
 

@@ -122,7 +122,7 @@ async function createAtOnce(ctx: ServiceContext, input: CreateAttendanceInput): 
     editionUuid: offer.editionUuid, editionName: pre.view.editionName, editionAlias: pre.view.editionAlias,
     participantUuid: pre.participant, pseudonymised: false, participantName: pre.view.participantName, participantPseudonym: null,
     participantAge: null, dateOfBirth: pre.view.dateOfBirth, offerFirstDay: pre.view.offerFirstDay,
-    accountUuid: pre.account, accountName: pre.view.accountName, receipts: [],
+    accountUuid: pre.account, accountName: pre.view.accountName, receipts: [], files: [],
   });
 }
 
