@@ -5,7 +5,8 @@ import { Migration } from '@mikro-orm/migrations';
 // - `api_tokens`: the role `website` (a service account of the public website) and a per-token rate limit
 //   (`rate_per_minute`, requests refilled per minute; null: D3's default).
 // - `family_submissions`: one per `POST /family-applications`; what it created (the account, children), the
-//   website token that sent it, whether the website vouched for the address, when the address was confirmed.
+//   website token that sent it, whether the website vouched for the address, when the address was confirmed,
+//   and the guardians to ask for consent once it is (`[{participant, email}]`, emptied when their mails are queued).
 // - `family_confirmations`: the single-use links of the confirmation and consent mails, only as SHA-256 of the
 //   token (D11), with their expiry; a consent link names its child.
 // - `attendances.submission_uuid`: the submission an application came with (null: made by the team).
@@ -26,6 +27,7 @@ export class Migration20261127100000FamilyApplications extends Migration {
       email_confirmed_at timestamptz,
       created_account boolean not null default false,
       created_participants uuid[] not null default '{}',
+      guardians jsonb not null default '[]'::jsonb,
       created_at timestamptz not null default now()
     )`);
     this.addSql(`create index family_submissions_account on family_submissions (account_uuid)`);

@@ -193,6 +193,7 @@ export interface FamilySubmissions {
   created_participants: Generated<string[]>;
   email_confirmed_at: TimestampText | null;
   email_verified: Generated<boolean>;
+  guardians: Generated<Json>;
   token_uuid: string | null;
   uuid: string;
 }

@@ -25,7 +25,7 @@ import { appendApplication, decisionMail, loadList, lockOffer, participantLockKe
 // that holds the lock only while it runs; anything unusual takes the general way in one transaction.
 
 /** Decision reasons recorded when the procedure decides (spec 2.2 `decisionReason`). */
-const REASONS = {
+export const REASONS = {
   confirmed: 'Anmeldung nach Eingang: ein Platz war frei',
   waitlisted: 'Anmeldung nach Eingang: ausgebucht, auf der Warteliste',
   waiting: 'Losverfahren: wartet auf die Platzvergabe',
