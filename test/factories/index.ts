@@ -13,6 +13,7 @@ import * as receipt from './receipt.factory.js';
 import * as event from './event.factory.js';
 import * as webhook from './webhook.factory.js';
 import * as file from './file.factory.js';
+import * as familyApplication from './family-application.factory.js';
 
 export type { FactoryModule, Overrides } from './factory.js';
 
@@ -33,6 +34,7 @@ export const factories: Record<string, FactoryModule> = {
   '/events': event,
   '/webhooks': webhook,
   '/files': file,
+  '/family-applications': familyApplication,
 };
 
 /** The factory for a REST path such as `/offers/{uuid}/copy`, or undefined. */
