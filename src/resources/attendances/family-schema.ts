@@ -25,7 +25,7 @@ const wish = z.object({
   answers: z.record(z.string().max(100), z.union([z.string(), z.boolean(), z.number().int()]))
     .meta({ description: 'answers to the offer\'s application questions: keys are question UUIDs; values strings, booleans or whole numbers as the question\'s type says; a `file` answer is the uuid of a file uploaded with the same token (POST /files)' })
     .nullish(),
-});
+}).meta({ id: 'FamilyWish', description: 'One wish of a child: an offer, with the family\'s priority and the answers to its questions.' });
 
 const child = z.object({
   firstname: name(),
@@ -33,7 +33,7 @@ const child = z.object({
   dateOfBirth,
   guardianEmail: email.nullish().meta({ description: 'the guardian\'s address when it is not the account\'s (a teenager applying alone): the guardian is asked for consent once the family confirmed its address' }),
   wishes: z.array(wish).min(1).max(MAX_WISHES_PER_CHILD),
-});
+}).meta({ id: 'FamilyChild', description: 'A child of the family; the same child as one of the account\'s when first name and date of birth match.' });
 
 export const submitFamilyApplicationInput = z.object({
   account: z.object({
@@ -44,15 +44,15 @@ export const submitFamilyApplicationInput = z.object({
     street: text(200).nullish(),
     zip: text(20).nullish(),
     city: text(100).nullish(),
-  }),
+  }).meta({ id: 'FamilyAccount', description: 'The guardian who applies: the family account (its e-mail address is the family).' }),
   emailVerified: z.boolean().nullish().meta({
     description: 'true when the website itself verified that the family controls this address (for example a signed-in family account of the website); the website then answers for it, and no confirmation mail is sent. Default false: the address is asked to confirm (double opt-in), also when it confirmed before.',
   }),
   participants: z.array(child).min(1).max(MAX_CHILDREN),
-}).meta({ description: 'A family\'s application: the guardian\'s account, the children, each child\'s wishes. All or nothing.' });
+}).meta({ id: 'FamilyApplication', description: 'A family\'s application: the guardian\'s account, the children, each child\'s wishes. All or nothing.' });
 export type SubmitFamilyApplicationInput = z.output<typeof submitFamilyApplicationInput>;
 
 export const confirmationTokenInput = z.object({
   token: z.string().min(1).max(200).meta({ description: 'the token from the link of the mail ({token} of confirmationUrlTemplate / consentUrlTemplate)' }),
-});
+}).meta({ id: 'ConfirmationToken', description: 'The single-use token of a confirmation or consent mail\'s link.' });
 export type ConfirmationTokenInput = z.output<typeof confirmationTokenInput>;
