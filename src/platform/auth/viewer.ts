@@ -43,8 +43,3 @@ export function roleOf(viewer: Viewer): 'admin' | 'organiser' | null {
   if (viewer.kind === 'admin') return 'admin';
   return null;
 }
-
-/** Whether the viewer reads offers as the public does (spec 4.2: anonymous callers, legacy and website tokens). */
-export function readsAsPublic(viewer: Viewer): boolean {
-  return viewer.kind === 'anonymous' || viewer.kind === 'legacy' || viewer.kind === 'website';
-}

@@ -1,6 +1,5 @@
 import type { ServiceContext, Viewer } from '../../platform/context.js';
 import { dbOf } from '../../platform/context.js';
-import { readsAsPublic } from '../../platform/auth/viewer.js';
 import { publicCacheMs, TtlCache } from '../../platform/cache/ttl-cache.js';
 import { prepared } from '../../platform/db/prepared.js';
 import { GERMAN, likePattern } from '../../platform/db/search.js';
@@ -38,12 +37,13 @@ function orderByOf(input: ListOffersInput): RawBuilder<unknown> {
 const publicLists = new TtlCache<OfferOut[]>();
 
 /**
- * The list as this caller sees it. Anonymous (legacy, website) pages are public and cacheable anyway, so a page
+ * The list as this caller sees it. Anonymous (and legacy) pages are public and cacheable anyway, so a page
  * is reused for a few seconds per tenant and query (platform/cache/ttl-cache.ts).
  */
 export async function listOffers(ctx: ServiceContext, input: ListOffersInput): Promise<OfferOut[]> {
   const viewer = ctx.viewer;
-  if (!readsAsPublic(viewer)) return loadOfferList(ctx, input, viewer);
+  // Website tokens read the public offers with their questions (D11), not the shared public page.
+  if (viewer.kind !== 'anonymous' && viewer.kind !== 'legacy') return loadOfferList(ctx, input, viewer);
   return publicLists.getOrLoad(`${ctx.tenant.slug}\u0000${JSON.stringify(input)}`, publicCacheMs(), () => loadOfferList(ctx, input, viewer));
 }
 
@@ -86,7 +86,7 @@ async function loadOfferList(ctx: ServiceContext, input: ListOffersInput, viewer
   const now = new Date();
   const { where, orderBy, limit, offset } = await offerPage(ctx, db, input, viewer);
   // The public page is written whole by PostgreSQL and sent as it is (public-page.ts, issue 10.2).
-  if (readsAsPublic(viewer)) {
+  if (viewer.kind === 'anonymous' || viewer.kind === 'legacy') {
     const page = await prepared(publicPageSql(ctx, where, orderBy, limit, offset)).execute(db);
     return finalJson<OfferOut[]>(page.rows[0]?.page ?? '[]');
   }

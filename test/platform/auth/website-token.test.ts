@@ -24,7 +24,10 @@ describe('the website token', () => {
     const one = await t.get(`/offers/${offer.uuid}`, { token });
     expect(one.body).not.toHaveProperty('publish');
     expect(one.body).not.toHaveProperty('transitions');
-    expect(one.body).not.toHaveProperty('applicationQuestions');
+    // Spec 2.3 gives token holders the questions; the website builds the families' form from them (D11).
+    expect(one.body.applicationQuestions).toEqual([]);
+    expect(list.body[0].applicationQuestions).toEqual([]);
+    expect((await t.get(`/offers/${offer.uuid}`, { token: await t.token({ role: 'admin', access: 'read' }) })).body.applicationQuestions).toEqual([]);
     expect(one.headers['cache-control']).toBe('private, no-store');
     expectProblem(await t.get(`/offers/${draft.uuid}`, { token }), 404);
   });
