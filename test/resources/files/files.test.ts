@@ -160,6 +160,22 @@ describe('GET /files/{uuid} and the application\'s files', () => {
     expectProblem(await t.request('GET', `/files/${replacement.uuid}`), 404);
   });
 
+  it('files go at pseudonymisation (D9: file answers are removed with the names)', async () => {
+    const { offerEndedWeeksAgo } = await import('../retention/helpers.js');
+    const { runRetention } = await import('../../../src/resources/retention/service.js');
+    const ended = await offerEndedWeeksAgo(t, 13);
+    const withQuestion = await t.patch(`/offers/${ended.uuid}`, { applicationQuestions: [QUESTION] });
+    const question = withQuestion.body.applicationQuestions[0].uuid;
+    const a = await apply(t, ended.uuid, (await createParticipant(t)).uuid, { status: 'confirmed' });
+    const file = await upload(t, { bytes: PDF, type: 'application/pdf' });
+    expect((await t.patch(`/attendances/${a.uuid}`, { answers: { [question]: file.uuid } })).status).toBe(200);
+    const result = await runRetention(t.context(), {});
+    expect(result.participantUuids).toContain(a.participant.uuid);
+    const after = await t.get(`/attendances/${a.uuid}`);
+    expect(after.body).toMatchObject({ files: [], answers: [] });
+    expectProblem(await t.request('GET', `/files/${file.uuid}`), 404);
+  });
+
   it('files go with their application: delete, transfer, and the participant\'s deletion', async () => {
     const deleted = await answered();
     expect((await t.del(`/attendances/${deleted.a.uuid}`)).status).toBe(204);
