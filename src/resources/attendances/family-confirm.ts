@@ -8,7 +8,7 @@ import { anyOf, inSchema, sql, type Executor } from '../../platform/db/sql.js';
 import { queueMails } from '../../platform/mail/outbox.js';
 import { guardianConsentMail } from '../../platform/mail/templates/de.js';
 import { applyFamilyChanges, newLinkToken, queueFamilyStateMail, submissionApplications, useLink, type FamilyChange } from './family-store.js';
-import { readAttendance } from './list.js';
+import { readSubmission } from './list.js';
 import type { AttendanceOut } from './schema.js';
 
 // D11, issue 21 items 4 and 5: the family confirms its address (`POST /family-applications/confirm`) and a
@@ -27,9 +27,10 @@ export async function confirmFamilyEmail(ctx: ServiceContext, token: string): Pr
     if (!link) throw linkNotFound();
     await inSchema(db, ctx.tenant.schema).updateTable('family_submissions').set({ email_confirmed_at: sql`now()` })
       .where('uuid', '=', link.submission).execute();
-    await complete(ctx, db, link.submission, null, 'email');
     // Now that the address is proven, the guardians are asked (not before: no mail to any address a stranger typed).
+    // Before the offers' locks, which `complete` takes and holds to the commit.
     await queueConsentMails(ctx, db, link.submission);
+    await complete(ctx, db, link.submission, null, 'email');
     await queueFamilyStateMail(ctx, db, link.submission);
     return link.submission;
   });
@@ -67,8 +68,7 @@ async function complete(ctx: ServiceContext, db: Executor, submission: string, p
 }
 
 async function answer(ctx: ServiceContext, submission: string, participant: string | null): Promise<AttendanceOut[]> {
-  const rows = await submissionApplications(dbOf(ctx.em), ctx.tenant.schema, submission, participant);
-  return Promise.all(rows.map(async (r) => (await readAttendance(ctx, r.uuid))!));
+  return readSubmission(ctx, submission, participant);
 }
 
 /**

@@ -9,7 +9,7 @@ import { syncCharges } from '../../engines/ledger/index.js';
 import { reorderList, statusChanged, type LockedOffer } from '../../engines/participant-list/index.js';
 import { editionOnlineSql } from '../../engines/edition-phases/index.js';
 import type { ServiceContext } from '../../platform/context.js';
-import { inSchema, sql, tablesOf, type Executor } from '../../platform/db/sql.js';
+import { anyOf, inSchema, sql, tablesOf, type Executor } from '../../platform/db/sql.js';
 import { recordEvents } from '../../platform/events/events.js';
 import { queueMail } from '../../platform/mail/outbox.js';
 import { familyApplicationStateMail, type FamilyChild } from '../../platform/mail/templates/de.js';
@@ -110,13 +110,13 @@ export async function applyFamilyChanges(
 ): Promise<void> {
   if (changes.length === 0) return;
   const t = tablesOf(ctx.tenant.schema);
-  const confirmed = new Map<string, number>();
-  for (const offer of offers.keys()) {
-    const r = await inSchema(db, ctx.tenant.schema).selectFrom('attendances').select(sql<number>`count(*)::int`.as('n'))
-      .where('offer_uuid', '=', offer).where('status', '=', 'confirmed').executeTakeFirst();
-    confirmed.set(offer, r?.n ?? 0);
-  }
+  // Few round trips while the offers are locked: the confirmed places of all offers in one read, every change
+  // in one update.
+  const counted = await inSchema(db, ctx.tenant.schema).selectFrom('attendances').select(['offer_uuid as offer', sql<number>`count(*)::int`.as('n')])
+    .where('offer_uuid', '=', anyOf([...offers.keys()])).where('status', '=', 'confirmed').groupBy('offer_uuid').execute();
+  const confirmed = new Map(counted.map((r) => [r.offer, r.n]));
   const events = [];
+  const writes: { uuid: string; status: AttendanceState; reason: string; consent: boolean }[] = [];
   for (const c of changes) {
     const offer = offers.get(c.row.offer)!;
     let status: AttendanceState;
@@ -132,12 +132,7 @@ export async function applyFamilyChanges(
       reason = WAIT_REASONS[c.to];
       consent = c.consentOutstanding;
     }
-    // `sorting` null: the application goes to the end of its new group when the list is renumbered (D10).
-    await sql`update ${t('attendances')} set status = ${status}, consent_outstanding = ${consent}, decision_reason = ${reason},
-        held_back = false, sorting = case when status = ${status} then sorting end,
-        status_changed_at = case when status = ${status} then status_changed_at else now() end,
-        confirmed_at = case when ${status} = 'confirmed' then now() else confirmed_at end, modified_at = now()
-      where uuid = ${c.row.uuid}::uuid`.execute(db);
+    writes.push({ uuid: c.row.uuid, status, reason, consent });
     if (cause && status !== c.row.status) {
       events.push(statusChanged(
         { attendance: c.row.uuid, offer: offer.uuid, edition: offer.editionUuid, participant: c.row.participant, account: c.row.account },
@@ -145,6 +140,15 @@ export async function applyFamilyChanges(
       ));
     }
   }
+  // Raw: every change from `unnest(arrays)`. `sorting` null: a changed state goes to the end of its new group
+  // when the list is renumbered below (D10), in the order of `changes` (the order of confirmation).
+  await sql`update ${t('attendances')} a set status = v.status, consent_outstanding = v.consent, decision_reason = v.reason,
+      held_back = false, sorting = case when a.status = v.status then a.sorting end,
+      status_changed_at = case when a.status = v.status then a.status_changed_at else now() end,
+      confirmed_at = case when v.status = 'confirmed' then now() else a.confirmed_at end, modified_at = now()
+    from unnest(${writes.map((w) => w.uuid)}::uuid[], ${writes.map((w) => w.status)}::text[], ${writes.map((w) => w.consent)}::boolean[],
+      ${writes.map((w) => w.reason)}::text[]) as v(uuid, status, consent, reason)
+    where a.uuid = v.uuid`.execute(db);
   await syncCharges(db, ctx.tenant.schema, changes.map((c) => c.row.uuid));
   for (const offer of new Set(changes.map((c) => c.row.offer))) await reorderList(ctx, db, offer);
   await recordEvents(ctx, db, events);

@@ -4,7 +4,7 @@ import { conflict, invalid, violation, type Violation } from '../../domain/error
 import { sameChild, wishProblems, type UploadState } from '../../domain/family-applications.js';
 import { confirmationExpiry, confirmationLink, needsConsent, waitingState, CONFIRMATION_HOURS } from '../../domain/family-confirmation.js';
 import { setAnswerFiles, uploadsOf } from '../../engines/answer-files/index.js';
-import { lockOffers, participantLockKey, reorderList } from '../../engines/participant-list/index.js';
+import { lockOffers, participantLockKey } from '../../engines/participant-list/index.js';
 import type { ServiceContext } from '../../platform/context.js';
 import { dbOf } from '../../platform/context.js';
 import { anyOf, inSchema, sql, tablesOf, type Executor } from '../../platform/db/sql.js';
@@ -16,7 +16,7 @@ import type { StoredAnswer } from './entity.js';
 import { applyFamilyChanges, newLinkToken, queueFamilyStateMail, readWishOffers, submissionApplications, WAIT_REASONS, type WishOfferRow } from './family-store.js';
 import { queueConsentMails } from './family-confirm.js';
 import type { SubmitFamilyApplicationInput } from './family-schema.js';
-import { readAttendance } from './list.js';
+import { readSubmission } from './list.js';
 import type { AttendanceOut } from './schema.js';
 
 // D11, issue 21 items 2-5: `POST /family-applications`, one request per family from the municipality's website.
@@ -38,8 +38,7 @@ export async function submitFamilyApplication(ctx: ServiceContext, input: Submit
   const token = ctx.viewer.actor.tokenId;
   assertNoDuplicates(input);
   const submission = await ctx.em.transactional(async (em) => submit(ctx, dbOf(em), input, token));
-  const rows = await submissionApplications(dbOf(ctx.em), ctx.tenant.schema, submission);
-  return Promise.all(rows.map(async (r) => (await readAttendance(ctx, r.uuid))!));
+  return readSubmission(ctx, submission);
 }
 
 /** The same child twice, or one child's same offer twice: 422 (the request is malformed). */
@@ -141,6 +140,9 @@ async function submit(ctx: ServiceContext, db: Executor, input: SubmitFamilyAppl
     guardians: JSON.stringify(guardians),
   }).execute();
 
+  // The mail first: the offers' locks below are held only for the applications' few statements.
+  if (emailOutstanding) await queueConfirmationMail(ctx, db, submission, email, input, [...offers.values()]);
+
   // The applications, each at the end of its list (the rest group while waiting; renumbered below).
   const locked = await lockOffers(ctx, db, [...offers.keys()]);
   const rows = input.participants.flatMap((c, i) => c.wishes.map((w) => {
@@ -149,29 +151,38 @@ async function submit(ctx: ServiceContext, db: Executor, input: SubmitFamilyAppl
     return { uuid: newUuid(), child: children[i]!, offer, wish: w, wait, consent: guardians.some((g) => g.participant === children[i]) };
   }));
   const t = tablesOf(schema);
-  for (const r of rows) {
-    const answers = storedAnswers(r.offer, r.wish.answers ?? {});
-    const status = r.wait ?? 'waiting';
-    await sql`insert into ${t('attendances')} (uuid, offer_uuid, participant_uuid, status, sorting, user_priority, all_alternate_dates,
-        consent_outstanding, held_back, decision_reason, created_by_admin, fee, answers, submission_uuid)
-      values (${r.uuid}::uuid, ${r.offer.uuid}::uuid, ${r.child}::uuid, ${status}, null, ${r.wish.userPriority == null ? null : Math.max(0, r.wish.userPriority)},
-        ${r.wish.allAlternateDates ?? true}, ${r.consent}, false, ${r.wait ? WAIT_REASONS[r.wait] : null}, false, ${r.offer.fee},
-        ${JSON.stringify(answers)}::jsonb, ${submission}::uuid)`.execute(db);
-    const files = answers.filter((a) => a.type === 'file').map((a) => ({ file: String(a.answer), question: a.question }));
+  const answers = rows.map((r) => storedAnswers(r.offer, r.wish.answers ?? {}));
+  // Raw: every application in one `insert … select from unnest(arrays)`. A waiting application goes to the end of
+  // its list, whose last group it is in (D10; the list is numbered 1..n under the offer's lock): max + its rank.
+  await sql`insert into ${t('attendances')} (uuid, offer_uuid, participant_uuid, status, sorting, user_priority, all_alternate_dates,
+      consent_outstanding, held_back, decision_reason, created_by_admin, fee, answers, submission_uuid)
+    select v.uuid, v.offer, v.participant, v.status,
+      case when v.status in ('email_unconfirmed', 'consents_outstanding')
+        then (select coalesce(max(x.sorting), 0) from ${t('attendances')} x where x.offer_uuid = v.offer) + row_number() over (partition by v.offer order by v.n) end,
+      v.priority, v.all_dates, v.consent, false, v.reason, false, v.fee, v.answers, ${submission}::uuid
+    from unnest(${rows.map((r) => r.uuid)}::uuid[], ${rows.map((r) => r.offer.uuid)}::uuid[], ${rows.map((r) => r.child)}::uuid[],
+      ${rows.map((r) => r.wait ?? 'waiting')}::text[], ${rows.map((r) => (r.wish.userPriority == null ? null : Math.max(0, r.wish.userPriority)))}::int[],
+      ${rows.map((r) => r.wish.allAlternateDates ?? true)}::boolean[], ${rows.map((r) => r.consent)}::boolean[],
+      ${rows.map((r) => (r.wait ? WAIT_REASONS[r.wait] : null))}::text[], ${rows.map((r) => r.offer.fee)}::int[],
+      ${answers.map((a) => JSON.stringify(a))}::jsonb[], ${rows.map((_, i) => i)}::int[])
+      as v(uuid, offer, participant, status, priority, all_dates, consent, reason, fee, answers, n)
+    order by v.n`.execute(db);
+  for (const [i, r] of rows.entries()) {
+    const files = answers[i]!.filter((a) => a.type === 'file').map((a) => ({ file: String(a.answer), question: a.question }));
     if (files.length > 0) await setAnswerFiles(db, schema, r.uuid, files);
   }
   // Nothing outstanding (the website vouched for the address, no consent needed): the procedure decides now.
   const written = await submissionApplications(db, schema, submission);
-  await applyFamilyChanges(ctx, db, locked, written.filter((a) => a.status === 'waiting').map((row) => ({ row, to: 'decide' as const })), null);
-  for (const offer of locked.keys()) await reorderList(ctx, db, offer);
+  const decide = written.filter((a) => a.status === 'waiting');
+  // Decided ones are placed by the renumbering of their lists (applyFamilyChanges); waiting ones are in place.
+  await applyFamilyChanges(ctx, db, locked, decide.map((row) => ({ row, to: 'decide' as const })), null);
   const edition = new Map(rows.map((r) => [r.uuid, r.offer.editionUuid]));
-  await recordEvents(ctx, db, (await submissionApplications(db, schema, submission)).map((a) => ({ type: 'attendance.created' as const, data: {
+  await recordEvents(ctx, db, (decide.length > 0 ? await submissionApplications(db, schema, submission) : written).map((a) => ({ type: 'attendance.created' as const, data: {
     attendance: a.uuid, offer: a.offer, edition: edition.get(a.uuid)!, participant: a.participant, account: accountUuid,
     status: a.status, heldBack: false, decisionReason: a.decisionReason ?? undefined, createdByAdmin: false, consentOutstanding: a.consentOutstanding,
   } })));
 
-  if (emailOutstanding) await queueConfirmationMail(ctx, db, submission, email, input, rows.map((r) => r.offer));
-  else {
+  if (!emailOutstanding) {
     await queueConsentMails(ctx, db, submission);
     await queueFamilyStateMail(ctx, db, submission);
   }

@@ -126,6 +126,13 @@ export function toOut(viewer: Viewer, r: Row): AttendanceOut {
   return out;
 }
 
+/** The applications of a family's submission (D11) as the caller sees them, in the order they were made; one statement. */
+export async function readSubmission(ctx: ServiceContext, submission: string, participant: string | null = null, db: Executor = dbOf(ctx.em)): Promise<AttendanceOut[]> {
+  const only = participant ? sql` and a.participant_uuid = ${participant}::uuid` : sql``;
+  const res = await projection(ctx, sql`a.submission_uuid = ${submission}::uuid${only}`, sql`a.seq`, 1000, 0).execute(db);
+  return res.rows.map((r) => toOut(ctx.viewer, r));
+}
+
 /** One application as the caller sees it, without access checks (for responses to writes); null when gone. */
 export async function readAttendance(ctx: ServiceContext, uuid: string, db: Executor = dbOf(ctx.em)): Promise<AttendanceOut | null> {
   const res = await projection(ctx, sql`a.uuid = ${uuid}::uuid`, sql`a.uuid`, 1, 0).execute(db);

@@ -35,6 +35,11 @@ describe('one request per family (item 2)', () => {
     expect(apps.map((x) => x.offer.uuid)).toEqual([a.uuid, b.uuid, a.uuid]);
     // Spec 2.2 transitions: the team may still withdraw it.
     expect(apps[0].transitions).toContain('withdraw');
+    // Waiting, they stand at the end of the participant list, numbered on (D10 sorting).
+    const { list, expectDenseSorting } = await import('../attendances/helpers.js');
+    const listed = await list(t, a.uuid);
+    expectDenseSorting(listed);
+    expect(listed.map((x) => x.uuid)).toEqual([apps[0].uuid, apps[2].uuid]);
     // Unconfirmed applications hold no place: the offer of one place still has it.
     expect((await t.get(`/offers/${a.uuid}`)).body).toMatchObject({ vacancies: 1, fullyBooked: false });
     const admin = await t.get(`/attendances/${apps[0].uuid}`);
