@@ -24,6 +24,7 @@ export const SCENARIOS: Scenario[] = [
   { name: 'limiter', file: 'bench/limiter.ts', title: 'Redis rate limiter overhead, issue 10.5' },
   { name: 'events', file: 'bench/events.ts', title: 'Event log and feed, issue 14' },
   { name: 'webhooks', file: 'bench/webhooks.ts', title: 'Webhook delivery, issue 14' },
+  { name: 'families', file: 'bench/families.ts', title: 'An opening morning through the website channel, issue 21' },
 ];
 
 const DOC = 'docs/benchmarks.md';

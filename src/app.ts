@@ -12,6 +12,7 @@ import { resolveTenant, tenantOf } from './platform/tenancy/middleware.js';
 import { actorOf, authenticate, rejectInvalidToken } from './platform/auth/middleware.js';
 import { viewerOfActor } from './platform/auth/viewer.js';
 import { readBody } from './platform/http/body.js';
+import { rawBodyRoutes, rawUploadOf } from './platform/http/raw.js';
 import { openApiHandler } from './platform/http/openapi-adapter.js';
 import { checkIfMatch, getRoutes, tagResponses } from './platform/http/conditional.js';
 import { idempotency } from './platform/http/idempotency.js';
@@ -100,7 +101,7 @@ export function createApp(deps: AppDeps) {
   app.use(rateLimit(deps.rateLimiter));
   app.use(rejectInvalidToken);
   app.use(cacheControl);
-  app.use(readBody());
+  app.use(readBody(undefined, rawBodyRoutes(router)));
 
   const handle = openApiHandler(router, log, availability);
   const readRoutes = getRoutes(router);
@@ -118,6 +119,7 @@ export function createApp(deps: AppDeps) {
       log,
       jobs: deps.jobs,
       requestId: String(res.getHeader('X-Request-Id') ?? ''),
+      upload: rawUploadOf(req),
     });
     (req as unknown as { hp: { buildContext: () => TrpcContext } }).hp = { buildContext };
     try {
@@ -168,10 +170,10 @@ function securityHeaders(req: Request, res: Response, next: NextFunction) {
   for (const [k, v] of Object.entries(SECURITY_HEADERS)) res.setHeader(k, v);
   // Websites read the API from the browser; tokens travel in a header, never in cookies.
   res.setHeader('Access-Control-Allow-Origin', '*');
-  res.setHeader('Access-Control-Expose-Headers', 'ETag, RateLimit, RateLimit-Policy, Retry-After, X-Request-Id, Idempotent-Replayed');
+  res.setHeader('Access-Control-Expose-Headers', 'ETag, RateLimit, RateLimit-Policy, Retry-After, X-Request-Id, Idempotent-Replayed, Content-Disposition');
   if (req.method === 'OPTIONS') {
     res.setHeader('Access-Control-Allow-Methods', 'GET, POST, PATCH, DELETE, OPTIONS');
-    res.setHeader('Access-Control-Allow-Headers', 'Authorization, Content-Type, X-Request-Id, If-Match, If-None-Match, Idempotency-Key');
+    res.setHeader('Access-Control-Allow-Headers', 'Authorization, Content-Type, Content-Disposition, X-Request-Id, If-Match, If-None-Match, Idempotency-Key');
     res.setHeader('Access-Control-Max-Age', '600');
     res.status(204).end();
     return;

@@ -12,6 +12,8 @@ import { ledgersRouter } from './resources/ledgers/router.js';
 import { receiptsRouter } from './resources/receipts/router.js';
 import { eventsRouter } from './resources/events/router.js';
 import { webhooksRouter } from './resources/webhooks/router.js';
+import { filesRouter } from './resources/files/router.js';
+import { familyApplicationsRouter } from './resources/attendances/family-router.js';
 
 // Every resource's procedures; the REST paths live in each procedure's meta.
 export const appRouter = router({
@@ -28,6 +30,8 @@ export const appRouter = router({
   receipts: receiptsRouter,
   events: eventsRouter,
   webhooks: webhooksRouter,
+  files: filesRouter,
+  familyApplications: familyApplicationsRouter,
 });
 
 export type AppRouter = typeof appRouter;

@@ -74,7 +74,7 @@ export interface paths {
          * List organisers
          * @description List organisers.
          *
-         *     Access: a read or read-write token (not a legacy token) of admin and organisers (organisers: only their own organisers' records).
+         *     Access: a read or read-write token (not a legacy token) of admins and organisers (organisers: only their own organisers' records).
          */
         get: operations["organisers-list"];
         put?: never;
@@ -102,7 +102,7 @@ export interface paths {
          * One organiser
          * @description One organiser.
          *
-         *     Access: a read or read-write token (not a legacy token) of admin and organisers (organisers: only their own organisers' records).
+         *     Access: a read or read-write token (not a legacy token) of admins and organisers (organisers: only their own organisers' records).
          */
         get: operations["organisers-get"];
         put?: never;
@@ -136,7 +136,7 @@ export interface paths {
          * List editions
          * @description List editions.
          *
-         *     Access: a read or read-write token (not a legacy token) of admin and organisers (organisers: only their own organisers' records).
+         *     Access: a read or read-write token (not a legacy token) of admins and organisers (organisers: only their own organisers' records).
          */
         get: operations["editions-list"];
         put?: never;
@@ -164,7 +164,7 @@ export interface paths {
          * One edition
          * @description One edition.
          *
-         *     Access: a read or read-write token (not a legacy token) of admin and organisers (organisers: only their own organisers' records).
+         *     Access: a read or read-write token (not a legacy token) of admins and organisers (organisers: only their own organisers' records).
          */
         get: operations["editions-get"];
         put?: never;
@@ -242,7 +242,7 @@ export interface paths {
          * List offers
          * @description List offers.
          *
-         *     Access: anonymous callers while the municipality's `publicAccess` is on (they see public fields of published offers), or any valid token, legacy tokens included.
+         *     Access: anonymous callers while the municipality's `publicAccess` is on (they see public fields of published offers), or any valid token, legacy and website tokens included (these also while `publicAccess` is off).
          */
         get: operations["offers-list"];
         put?: never;
@@ -250,7 +250,7 @@ export interface paths {
          * Create an offer
          * @description Create an offer.
          *
-         *     Access: a read-write token of admin and organisers (organisers: only their own organisers' records).
+         *     Access: a read-write token of admins and organisers (organisers: only their own organisers' records).
          */
         post: operations["offers-create"];
         delete?: never;
@@ -270,7 +270,7 @@ export interface paths {
          * One offer
          * @description One offer.
          *
-         *     Access: anonymous callers while the municipality's `publicAccess` is on (they see public fields of published offers), or any valid token, legacy tokens included.
+         *     Access: anonymous callers while the municipality's `publicAccess` is on (they see public fields of published offers), or any valid token, legacy and website tokens included (these also while `publicAccess` is off).
          */
         get: operations["offers-get"];
         put?: never;
@@ -288,7 +288,7 @@ export interface paths {
          * Change an offer
          * @description Change an offer.
          *
-         *     Access: a read-write token of admin and organisers (organisers: only their own organisers' records).
+         *     Access: a read-write token of admins and organisers (organisers: only their own organisers' records).
          */
         patch: operations["offers-update"];
         trace?: never;
@@ -306,7 +306,7 @@ export interface paths {
          * Apply an offer transition
          * @description Apply an offer transition.
          *
-         *     Access: a read-write token of admin and organisers (organisers: only their own organisers' records).
+         *     Access: a read-write token of admins and organisers (organisers: only their own organisers' records).
          */
         post: operations["offers-transition"];
         delete?: never;
@@ -328,7 +328,7 @@ export interface paths {
          * Copy an offer as a draft
          * @description Copy an offer as a draft.
          *
-         *     Access: a read-write token of admin and organisers (organisers: only their own organisers' records).
+         *     Access: a read-write token of admins and organisers (organisers: only their own organisers' records).
          */
         post: operations["offers-copy"];
         delete?: never;
@@ -350,7 +350,7 @@ export interface paths {
          * Make a variant of an offer
          * @description Make a variant of an offer.
          *
-         *     Access: a read-write token of admin and organisers (organisers: only their own organisers' records).
+         *     Access: a read-write token of admins and organisers (organisers: only their own organisers' records).
          */
         post: operations["offers-variant"];
         delete?: never;
@@ -584,7 +584,7 @@ export interface paths {
          * Change an application's details
          * @description Change an application's details.
          *
-         *     Access: a read-write token of admin and organisers (organisers: only their own organisers' records).
+         *     Access: a read-write token of admins and organisers (organisers: only their own organisers' records).
          */
         patch: operations["attendances-update"];
         trace?: never;
@@ -602,7 +602,7 @@ export interface paths {
          * Apply a transition
          * @description Apply a transition.
          *
-         *     Access: a read-write token of admin and organisers (organisers: only their own organisers' records).
+         *     Access: a read-write token of admins and organisers (organisers: only their own organisers' records).
          */
         post: operations["attendances-transition"];
         delete?: never;
@@ -624,7 +624,7 @@ export interface paths {
          * Move an application to another offer
          * @description Move an application to another offer.
          *
-         *     Access: a read-write token of admin and organisers (organisers: only their own organisers' records).
+         *     Access: a read-write token of admins and organisers (organisers: only their own organisers' records).
          */
         post: operations["attendances-transfer"];
         delete?: never;
@@ -1025,6 +1025,116 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/files": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Upload an answer file
+         * @description Upload an answer file.
+         *
+         *     Access: a read-write token of admins and website tokens.
+         */
+        post: operations["files-upload"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/files/{uuid}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Download an answer file
+         * @description Download an answer file.
+         *
+         *     Access: a read or read-write token (not a legacy token) of admins and organisers (organisers: only their own organisers' records).
+         */
+        get: operations["files-get"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/family-applications": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A family applies through the website
+         * @description One request per family: the guardian's account, the children and each child's wishes. All or nothing: one refused wish refuses the request (422, each violation naming `participants[i].wishes[j]…`); an application the child has for an offer already is 409. Answers 201 with the applications made (`createdByAdmin: false`): `email_unconfirmed` until the family confirms its address through the mailed link (unless `emailVerified`), `consents_outstanding` (and `consentOutstanding`) while a guardian named in `guardianEmail` has not consented; then the edition's procedure decides. Unconfirmed applications hold no place and expire after 72 hours.
+         *
+         *     Access: a read-write token of website tokens only.
+         */
+        post: operations["familyApplications-submit"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/family-applications/confirm": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * The family confirms its e-mail address
+         * @description With the token of the confirmation mail's link (tenant setting `confirmationUrlTemplate`). Its applications leave `email_unconfirmed`: to `consents_outstanding` while a consent is missing, else the edition's procedure decides now (first come first served: in the order of confirmation). Answers the applications. A token that is unknown, expired (72 h) or used: 404, one answer for all.
+         *
+         *     Access: a read-write token of website tokens only.
+         */
+        post: operations["familyApplications-confirm"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/family-applications/consent": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A guardian consents
+         * @description With the token of the consent mail's link (tenant setting `consentUrlTemplate`). The child's applications lose `consentOutstanding`; those whose address is confirmed leave `consents_outstanding` and the edition's procedure decides. Answers the child's applications. A token that is unknown, expired (72 h) or used: 404, one answer for all.
+         *
+         *     Access: a read-write token of website tokens only.
+         */
+        post: operations["familyApplications-consent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export interface webhooks {
     "attendance.created": {
@@ -1038,7 +1148,7 @@ export interface webhooks {
         put?: never;
         /**
          * Event attendance.created
-         * @description An application was made (POST /attendances). An application made again for the same offer reuses the old one and reports `attendance.status_changed` (cause `reapplication`); a transfer's new application reports `attendance.transferred`.
+         * @description An application was made (POST /attendances, or a family's POST /family-applications: then in `email_unconfirmed` or `consents_outstanding` until confirmed, and `createdByAdmin` false). An application made again for the same offer reuses the old one and reports `attendance.status_changed` (cause `reapplication`); a transfer's new application reports `attendance.transferred`.
          *
          *     Signed as the Standard Webhooks specification says (https://www.standardwebhooks.com): the signed content is
          *     `<webhook-id>.<webhook-timestamp>.<body>`, the signature base64 of its HMAC-SHA256 under the subscription's secret
@@ -1407,6 +1517,61 @@ export interface webhooks {
 }
 export interface components {
     schemas: {
+        /** @description The guardian who applies: the family account (its e-mail address is the family). */
+        FamilyAccount: {
+            /**
+             * Format: email
+             * @description the family: an account is its e-mail address (applying again adds to it)
+             * @example katrin.mueller@familie-mueller.example
+             */
+            email: string;
+            /** @example Emma */
+            firstname: string;
+            /** @example Müller */
+            lastname: string;
+            /** @example 012345 20301 */
+            phone?: string | null;
+            /** @example Ahornweg 3 */
+            street?: string | null;
+            /** @example 12345 */
+            zip?: string | null;
+            /** @example Musterstadt */
+            city?: string | null;
+        };
+        /** @description A child of the family; the same child as one of the account's when first name and date of birth match. */
+        FamilyChild: {
+            /** @example Emma */
+            firstname: string;
+            /** @example Müller */
+            lastname: string;
+            /**
+             * Format: date
+             * @description date YYYY-MM-DD
+             * @example 2016-03-14
+             */
+            dateOfBirth: string;
+            /** @description the guardian's address when it is not the account's (a teenager applying alone): the guardian is asked for consent once the family confirmed its address */
+            guardianEmail?: string | null;
+            wishes: components["schemas"]["FamilyWish"][];
+        };
+        /** @description One wish of a child: an offer, with the family's priority and the answers to its questions. */
+        FamilyWish: {
+            /**
+             * @description the offer (UUID or base58 form) the child applies for
+             * @example 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f
+             */
+            offer: string;
+            /**
+             * @description the family's priority for the lot (1 = most wanted); negative values become 0
+             * @example 1
+             */
+            userPriority?: number | null;
+            /** @description the child can come to every date of the offer (default true) */
+            allAlternateDates?: boolean | null;
+            answers?: {
+                [key: string]: string | boolean | number;
+            } | null;
+        };
         /** @description A category of offers. */
         Category: {
             /** @example 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f */
@@ -1941,7 +2106,7 @@ export interface components {
         };
         /** @description An event of the municipality: what changed (`type`), when (`timestamp`) and the references and states of the records concerned (`data`); never names or contact data. */
         Event: components["schemas"]["AttendanceCreatedEvent"] | components["schemas"]["AttendanceStatusChangedEvent"] | components["schemas"]["AttendanceTransferredEvent"] | components["schemas"]["AttendanceDeletedEvent"] | components["schemas"]["OfferPublishedEvent"] | components["schemas"]["OfferChangedEvent"] | components["schemas"]["OfferCancelledEvent"] | components["schemas"]["OfferRelaunchedEvent"] | components["schemas"]["EditionAllocatedEvent"] | components["schemas"]["EditionCommittedEvent"] | components["schemas"]["ReceiptCreatedEvent"] | components["schemas"]["ReceiptReversedEvent"] | components["schemas"]["ParticipantPseudonymisedEvent"];
-        /** @description An application was made (POST /attendances). An application made again for the same offer reuses the old one and reports `attendance.status_changed` (cause `reapplication`); a transfer's new application reports `attendance.transferred`. */
+        /** @description An application was made (POST /attendances, or a family's POST /family-applications: then in `email_unconfirmed` or `consents_outstanding` until confirmed, and `createdByAdmin` false). An application made again for the same offer reuses the old one and reports `attendance.status_changed` (cause `reapplication`); a transfer's new application reports `attendance.transferred`. */
         AttendanceCreatedEvent: {
             /**
              * Format: uuid
@@ -1961,7 +2126,7 @@ export interface components {
             timestamp: string;
             data: components["schemas"]["AttendanceCreatedEventData"];
         };
-        /** @description An application was made (POST /attendances). An application made again for the same offer reuses the old one and reports `attendance.status_changed` (cause `reapplication`); a transfer's new application reports `attendance.transferred`. */
+        /** @description An application was made (POST /attendances, or a family's POST /family-applications: then in `email_unconfirmed` or `consents_outstanding` until confirmed, and `createdByAdmin` false). An application made again for the same offer reuses the old one and reports `attendance.status_changed` (cause `reapplication`); a transfer's new application reports `attendance.transferred`. */
         AttendanceCreatedEventData: {
             /**
              * Format: uuid
@@ -2001,6 +2166,10 @@ export interface components {
              * @example Platz in der Verlosung erhalten
              */
             decisionReason?: string;
+            /** @description false for an application a family made on the website (POST /family-applications); absent (true) for the team's */
+            createdByAdmin?: boolean;
+            /** @description a guardian's consent is missing (family applications only) */
+            consentOutstanding?: boolean;
         };
         /** @description An application changed state, or its held-back decision was released. */
         AttendanceStatusChangedEvent: {
@@ -2066,10 +2235,10 @@ export interface components {
              */
             decisionReason?: string;
             /**
-             * @description what changed it: a transition; an application made again for the same offer (POST /attendances reuses it and decides again); a refill moving the waiting list up; a lottery run (held back); the commit releasing a held-back decision (from = to, heldBack false); a receipt reversal that withdrew it
+             * @description what changed it: a transition; an application made again for the same offer (POST /attendances reuses it and decides again); a refill moving the waiting list up; a lottery run (held back); the commit releasing a held-back decision (from = to, heldBack false); a receipt reversal that withdrew it; the family confirmed its address (`await_email`, POST /family-applications/confirm) or a guardian consented (`await_consents`, POST /family-applications/consent): from `email_unconfirmed` or `consents_outstanding` to the other wait, or to the state the procedure decided; a confirmation not given within 72 hours (`expiry`: withdrawn)
              * @enum {string}
              */
-            cause: "transition" | "reapplication" | "refill" | "allocation" | "commit" | "reversal";
+            cause: "transition" | "reapplication" | "refill" | "allocation" | "commit" | "reversal" | "await_email" | "await_consents" | "expiry";
         };
         /** @description An application was moved to another offer (POST /attendances/{uuid}/transfer). */
         AttendanceTransferredEvent: {
@@ -2675,6 +2844,23 @@ export interface components {
              * @example 2027-07-01T10:00:00+02:00
              */
             createdAt: string;
+        };
+        /** @description An uploaded answer file. Name it as the answer of a `file` question (its `uuid`); unused uploads are deleted after 24 hours. */
+        AnswerFile: {
+            /**
+             * Format: uuid
+             * @example 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f
+             */
+            uuid: string;
+            /**
+             * @description the name it was sent with (Content-Disposition or ?name=), without any path
+             * @example Fußball-Feriencamp
+             */
+            name: string;
+            /** @description application/pdf, image/png or image/jpeg, as found in the content */
+            mimeType: string;
+            /** @description bytes */
+            size: number;
         };
         /** @description RFC 9457 problem details. `type` is `/errors/<status>`, or `/validation_errors/<code>` for a 422 with violations. */
         Problem: {
@@ -14932,6 +15118,985 @@ export interface operations {
                      *       "title": "An error occurred",
                      *       "status": 409,
                      *       "detail": "The offer 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f has 3 applications and cannot be deleted."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body larger than 1 MiB */
+            413: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/413",
+                     *       "title": "An error occurred",
+                     *       "status": 413,
+                     *       "detail": "The request body is larger than 1048576 bytes."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A body without a JSON content type */
+            415: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/415",
+                     *       "title": "An error occurred",
+                     *       "status": 415,
+                     *       "detail": "Send the body as application/json."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Validation failed; `violations` names each field */
+            422: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/validation_errors/c1051bb4-d103-4f74-8988-acbcafc7fdc3",
+                     *       "title": "An error occurred",
+                     *       "status": 422,
+                     *       "detail": "name: This value should not be blank.",
+                     *       "violations": [
+                     *         {
+                     *           "propertyPath": "name",
+                     *           "message": "This value should not be blank.",
+                     *           "code": "c1051bb4-d103-4f74-8988-acbcafc7fdc3"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded: wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/429",
+                     *       "title": "An error occurred",
+                     *       "status": 429,
+                     *       "detail": "Too many requests; retry in 3 seconds."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/503",
+                     *       "title": "An error occurred",
+                     *       "status": 503,
+                     *       "detail": "The service cannot reach its database right now; retry in a few seconds."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "files-upload": {
+        parameters: {
+            query?: {
+                /** @description the file's name, when no Content-Disposition is sent */
+                name?: string;
+            };
+            header?: {
+                /** @description a retry with the same key and body (same token, within 24 h) returns the first answer without doing the work again; another body with the key is 422 */
+                "Idempotency-Key"?: string;
+                /** @description the file's name as RFC 6266 writes it: `attachment; filename="impfpass.pdf"` (`filename*` for non-ASCII names) */
+                "Content-Disposition"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The file itself as the body (not JSON, not multipart), at most 10 MiB (413 above), with its Content-Type: application/pdf, image/png, image/jpeg (or application/octet-stream). The type is checked from the content's first bytes; another type, or content that is not what the Content-Type says, is 415. Name the file with `Content-Disposition` or `?name=`. */
+        requestBody: {
+            content: {
+                "application/pdf": string;
+                "image/png": string;
+                "image/jpeg": string;
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AnswerFile"];
+                };
+            };
+            /** @description A malformed query parameter (named in `detail`) or malformed JSON */
+            400: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/400",
+                     *       "title": "An error occurred",
+                     *       "status": 400,
+                     *       "detail": "itemsPerPage: must be a whole number between 1 and 200."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, unknown, expired or revoked token (or anonymous access switched off) */
+            401: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/401",
+                     *       "title": "An error occurred",
+                     *       "status": 401,
+                     *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The token lacks the right: read-only token on a write, legacy token, organiser outside its offers, or a role that may not do this */
+            403: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/403",
+                     *       "title": "An error occurred",
+                     *       "status": 403,
+                     *       "detail": "This token is read-only and may not change anything."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body larger than 1 MiB */
+            413: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/413",
+                     *       "title": "An error occurred",
+                     *       "status": 413,
+                     *       "detail": "The request body is larger than 1048576 bytes."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A body without a JSON content type */
+            415: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/415",
+                     *       "title": "An error occurred",
+                     *       "status": 415,
+                     *       "detail": "Send the body as application/json."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Validation failed; `violations` names each field */
+            422: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/validation_errors/c1051bb4-d103-4f74-8988-acbcafc7fdc3",
+                     *       "title": "An error occurred",
+                     *       "status": 422,
+                     *       "detail": "name: This value should not be blank.",
+                     *       "violations": [
+                     *         {
+                     *           "propertyPath": "name",
+                     *           "message": "This value should not be blank.",
+                     *           "code": "c1051bb4-d103-4f74-8988-acbcafc7fdc3"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded: wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/429",
+                     *       "title": "An error occurred",
+                     *       "status": 429,
+                     *       "detail": "Too many requests; retry in 3 seconds."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/503",
+                     *       "title": "An error occurred",
+                     *       "status": 503,
+                     *       "detail": "The service cannot reach its database right now; retry in a few seconds."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "files-get": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description ETag(s) of a representation the client has; a match gives 304 without a body */
+                "If-None-Match"?: string;
+            };
+            path: {
+                /** @description The record's UUID, or its 22-character base58 form. */
+                uuid: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The file, as an attachment (`Content-Disposition: attachment`, `X-Content-Type-Options: nosniff`) */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    /** @description attachment; filename="…" (and filename* for non-ASCII names) */
+                    "Content-Disposition"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/pdf": string;
+                    "image/png": string;
+                    "image/jpeg": string;
+                };
+            };
+            /** @description Not modified (If-None-Match matched the ETag) */
+            304: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, unknown, expired or revoked token (or anonymous access switched off) */
+            401: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/401",
+                     *       "title": "An error occurred",
+                     *       "status": 401,
+                     *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The token lacks the right: read-only token on a write, legacy token, organiser outside its offers, or a role that may not do this */
+            403: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/403",
+                     *       "title": "An error occurred",
+                     *       "status": 403,
+                     *       "detail": "This token is read-only and may not change anything."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such record (or not visible to the caller); a malformed identifier is 404 too */
+            404: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/404",
+                     *       "title": "An error occurred",
+                     *       "status": 404,
+                     *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded: wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/429",
+                     *       "title": "An error occurred",
+                     *       "status": 429,
+                     *       "detail": "Too many requests; retry in 3 seconds."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/503",
+                     *       "title": "An error occurred",
+                     *       "status": 503,
+                     *       "detail": "The service cannot reach its database right now; retry in a few seconds."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "familyApplications-submit": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description a retry with the same key and body (same token, within 24 h) returns the first answer without doing the work again; another body with the key is 422 */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    account: components["schemas"]["FamilyAccount"];
+                    /** @description true when the website itself verified that the family controls this address (for example a signed-in family account of the website); the website then answers for it, and no confirmation mail is sent. Default false: the address is asked to confirm (double opt-in), also when it confirmed before. */
+                    emailVerified?: boolean | null;
+                    participants: components["schemas"]["FamilyChild"][];
+                };
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Attendance"][];
+                };
+            };
+            /** @description A malformed query parameter (named in `detail`) or malformed JSON */
+            400: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/400",
+                     *       "title": "An error occurred",
+                     *       "status": 400,
+                     *       "detail": "itemsPerPage: must be a whole number between 1 and 200."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, unknown, expired or revoked token (or anonymous access switched off) */
+            401: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/401",
+                     *       "title": "An error occurred",
+                     *       "status": 401,
+                     *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The token lacks the right: read-only token on a write, legacy token, organiser outside its offers, or a role that may not do this */
+            403: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/403",
+                     *       "title": "An error occurred",
+                     *       "status": 403,
+                     *       "detail": "This token is read-only and may not change anything."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflicts with the record's state */
+            409: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/409",
+                     *       "title": "An error occurred",
+                     *       "status": 409,
+                     *       "detail": "The offer 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f has 3 applications and cannot be deleted."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body larger than 1 MiB */
+            413: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/413",
+                     *       "title": "An error occurred",
+                     *       "status": 413,
+                     *       "detail": "The request body is larger than 1048576 bytes."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A body without a JSON content type */
+            415: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/415",
+                     *       "title": "An error occurred",
+                     *       "status": 415,
+                     *       "detail": "Send the body as application/json."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Validation failed; `violations` names each field */
+            422: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/validation_errors/c1051bb4-d103-4f74-8988-acbcafc7fdc3",
+                     *       "title": "An error occurred",
+                     *       "status": 422,
+                     *       "detail": "name: This value should not be blank.",
+                     *       "violations": [
+                     *         {
+                     *           "propertyPath": "name",
+                     *           "message": "This value should not be blank.",
+                     *           "code": "c1051bb4-d103-4f74-8988-acbcafc7fdc3"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded: wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/429",
+                     *       "title": "An error occurred",
+                     *       "status": 429,
+                     *       "detail": "Too many requests; retry in 3 seconds."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/503",
+                     *       "title": "An error occurred",
+                     *       "status": 503,
+                     *       "detail": "The service cannot reach its database right now; retry in a few seconds."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "familyApplications-confirm": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description a retry with the same key and body (same token, within 24 h) returns the first answer without doing the work again; another body with the key is 422 */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description the token from the link of the mail ({token} of confirmationUrlTemplate / consentUrlTemplate) */
+                    token: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Attendance"][];
+                };
+            };
+            /** @description A malformed query parameter (named in `detail`) or malformed JSON */
+            400: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/400",
+                     *       "title": "An error occurred",
+                     *       "status": 400,
+                     *       "detail": "itemsPerPage: must be a whole number between 1 and 200."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, unknown, expired or revoked token (or anonymous access switched off) */
+            401: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/401",
+                     *       "title": "An error occurred",
+                     *       "status": 401,
+                     *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The token lacks the right: read-only token on a write, legacy token, organiser outside its offers, or a role that may not do this */
+            403: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/403",
+                     *       "title": "An error occurred",
+                     *       "status": 403,
+                     *       "detail": "This token is read-only and may not change anything."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such record (or not visible to the caller); a malformed identifier is 404 too */
+            404: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/404",
+                     *       "title": "An error occurred",
+                     *       "status": 404,
+                     *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Body larger than 1 MiB */
+            413: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/413",
+                     *       "title": "An error occurred",
+                     *       "status": 413,
+                     *       "detail": "The request body is larger than 1048576 bytes."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A body without a JSON content type */
+            415: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/415",
+                     *       "title": "An error occurred",
+                     *       "status": 415,
+                     *       "detail": "Send the body as application/json."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Validation failed; `violations` names each field */
+            422: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/validation_errors/c1051bb4-d103-4f74-8988-acbcafc7fdc3",
+                     *       "title": "An error occurred",
+                     *       "status": 422,
+                     *       "detail": "name: This value should not be blank.",
+                     *       "violations": [
+                     *         {
+                     *           "propertyPath": "name",
+                     *           "message": "This value should not be blank.",
+                     *           "code": "c1051bb4-d103-4f74-8988-acbcafc7fdc3"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Rate limit exceeded: wait `Retry-After` seconds */
+            429: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/429",
+                     *       "title": "An error occurred",
+                     *       "status": 429,
+                     *       "detail": "Too many requests; retry in 3 seconds."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            503: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "Retry-After": components["headers"]["Retry-After"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/503",
+                     *       "title": "An error occurred",
+                     *       "status": 503,
+                     *       "detail": "The service cannot reach its database right now; retry in a few seconds."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    "familyApplications-consent": {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description a retry with the same key and body (same token, within 24 h) returns the first answer without doing the work again; another body with the key is 422 */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description the token from the link of the mail ({token} of confirmationUrlTemplate / consentUrlTemplate) */
+                    token: string;
+                };
+            };
+        };
+        responses: {
+            /** @description OK */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Attendance"][];
+                };
+            };
+            /** @description A malformed query parameter (named in `detail`) or malformed JSON */
+            400: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/400",
+                     *       "title": "An error occurred",
+                     *       "status": 400,
+                     *       "detail": "itemsPerPage: must be a whole number between 1 and 200."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Missing, unknown, expired or revoked token (or anonymous access switched off) */
+            401: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/401",
+                     *       "title": "An error occurred",
+                     *       "status": 401,
+                     *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The token lacks the right: read-only token on a write, legacy token, organiser outside its offers, or a role that may not do this */
+            403: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/403",
+                     *       "title": "An error occurred",
+                     *       "status": 403,
+                     *       "detail": "This token is read-only and may not change anything."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No such record (or not visible to the caller); a malformed identifier is 404 too */
+            404: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/404",
+                     *       "title": "An error occurred",
+                     *       "status": 404,
+                     *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"];

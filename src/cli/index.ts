@@ -21,7 +21,8 @@ commands:
       A host without a path is an admin host under /api; "<hostname>/" serves the API at the root.
   tenant set <slug> key=value...
       changes settings: publicAccess, organisersEditParticipantLists, organisersTransferParticipants,
-      retentionWeeks, offerUrlTemplate, receiptNumberPrefix, mailFrom, contactEmail
+      retentionWeeks, offerUrlTemplate, receiptNumberPrefix, mailFrom, contactEmail,
+      confirmationUrlTemplate, consentUrlTemplate
   tenant list
       one line per tenant: <slug>\\t<host>[,<host>...]\\t<name>; a host is printed as
       <hostname><basePath> (demo.example/api), or as the bare host name when its base path is /
@@ -31,14 +32,17 @@ commands:
       applies tenants/*.json (TENANTS_DIR overrides the folder); prints each tenant as "tenant list" does.
       A file marked "demo": true (tenants/demo.json) is applied only with the embedded database, --demo
       or DEMO=1
-  token issue <slug> --role admin|organiser [--organiser <alias|uuid>]... [--access read|read-write]
-              [--legacy] [--name <text>] [--expires <date>] [--service]
+  token issue <slug> --role admin|organiser|website [--organiser <alias|uuid>]... [--access read|read-write]
+              [--legacy] [--name <text>] [--expires <date>] [--service] [--rate <requests per minute>]
       prints a new token alone on the last line of stdout. --legacy: an old personal token with scope
       api:offer:read; default access read-write; --role organiser needs --organiser; --expires takes a
       date (start of that day, Europe/Berlin) or a timestamp with offset, in the future; --service issues
-      it to a service account instead of a person
+      it to a service account instead of a person. --role website: the municipality's public website
+      (a service account): public reads, family applications, confirmations, consents and answer files.
+      --rate: the token's own limit, refilled per minute (default 100; the bucket holds three minutes)
   token list <slug>
       one line per token: <uuid>\\t<name>\\t<role>\\t<access>\\t<createdAt>\\t<expiresAt or ->\\t<revokedAt or ->
+      \\t<requests per minute>
   token revoke <slug> <token-uuid>
   demo [<slug>]
       fills a tenant (default demo; created from tenants/<slug>.json when missing) with demo data

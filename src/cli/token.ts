@@ -11,7 +11,18 @@ import { requireTenant, withRuntime } from './runtime.js';
 // `token issue|list|revoke` (D1, D3). A token is printed once, alone on the last line of stdout, and nowhere else.
 
 const ISSUE =
-  'token issue <slug> --role admin|organiser [--organiser <alias|uuid>]... [--access read|read-write] [--legacy] [--name <text>] [--expires <date>] [--service]';
+  'token issue <slug> --role admin|organiser|website [--organiser <alias|uuid>]... [--access read|read-write] [--legacy] [--name <text>] [--expires <date>] [--service] [--rate <requests per minute>]';
+
+/** D3's refill rate, which a token without `--rate` keeps (shown by `token list`). */
+export const DEFAULT_RATE_PER_MINUTE = 100;
+
+/** `--rate`: a whole number of requests per minute, 1..1000000 (issue 21: a token's own limit). */
+export function parseRate(value: string): number {
+  if (!/^\d+$/.test(value) || Number(value) < 1 || Number(value) > 1_000_000) {
+    throw new UsageError(`--rate "${value}": a whole number of requests per minute, 1 to 1000000`);
+  }
+  return Number(value);
+}
 
 /**
  * `--expires`: a date (`2027-08-31`, meaning the start of that day in Berlin, as date filters read it, D10) or
@@ -45,12 +56,18 @@ async function issue(args: string[]): Promise<void> {
     name: { type: 'string' },
     expires: { type: 'string' },
     service: { type: 'boolean' },
+    rate: { type: 'string' },
   });
   expectPositionals(ISSUE, positionals, 1, 1);
   const slug = expectSlug(positionals[0]);
-  if (values.role === undefined) throw new UsageError(`token issue needs --role admin|organiser: usage: ${ISSUE}`);
-  if (values.role !== 'admin' && values.role !== 'organiser') throw new UsageError(`--role "${values.role}": use admin or organiser`);
+  if (values.role === undefined) throw new UsageError(`token issue needs --role admin|organiser|website: usage: ${ISSUE}`);
+  if (values.role !== 'admin' && values.role !== 'organiser' && values.role !== 'website') {
+    throw new UsageError(`--role "${values.role}": use admin, organiser or website`);
+  }
   const role: TokenRole = values.role;
+  // D11: a website token is a service account of the public website; it is no person and no legacy token.
+  if (role === 'website' && values.legacy) throw new UsageError('--legacy and --role website exclude each other');
+  const ratePerMinute = values.rate === undefined ? null : parseRate(values.rate);
   if (values.access !== undefined && values.access !== 'read' && values.access !== 'read-write') {
     throw new UsageError(`--access "${values.access}": use read or read-write`);
   }
@@ -59,7 +76,7 @@ async function issue(args: string[]): Promise<void> {
   const access: TokenAccess = values.legacy ? 'legacy' : ((values.access as TokenAccess | undefined) ?? 'read-write');
   const organiserRefs = values.organiser ?? [];
   if (role === 'organiser' && organiserRefs.length === 0) throw new UsageError('--role organiser needs at least one --organiser <alias|uuid>');
-  if (role === 'admin' && organiserRefs.length > 0) throw new UsageError('--organiser applies to --role organiser only');
+  if (role !== 'organiser' && organiserRefs.length > 0) throw new UsageError('--organiser applies to --role organiser only');
   if (organiserRefs.some((r) => !r.trim())) throw new UsageError('--organiser must not be empty');
   const name = values.name?.trim() || `${role} token`;
   if (values.name !== undefined && !values.name.trim()) throw new UsageError('--name must not be empty');
@@ -73,12 +90,13 @@ async function issue(args: string[]): Promise<void> {
       if (!uuid) throw new CommandError(`no organiser "${ref}" in tenant "${slug}"`);
       if (!organiserIds.includes(uuid)) organiserIds.push(uuid);
     }
-    const ownerKind = values.service ? 'service' : 'person';
+    const ownerKind = values.service || role === 'website' ? 'service' : 'person';
     const { insertToken } = await import('../platform/auth/tokens.js');
-    const issued = await insertToken(db, tenant.schema, { name, role, access, ownerKind, organiserIds, expiresAt });
+    const issued = await insertToken(db, tenant.schema, { name, role, access, ownerKind, organiserIds, expiresAt, ratePerMinute });
     note(
       `issued token ${issued.uuid} on tenant "${slug}": ${role}, ${access}, ${ownerKind}` +
         (organiserIds.length ? `, organisers ${organiserIds.join(',')}` : '') +
+        `, ${ratePerMinute ?? DEFAULT_RATE_PER_MINUTE} requests per minute` +
         (expiresAt ? `, expires ${formatTimestamp(expiresAt)}` : '') +
         '. It is shown once; store it now.',
     );
@@ -86,9 +104,15 @@ async function issue(args: string[]): Promise<void> {
   });
 }
 
-/** `<uuid>\t<name>\t<role>\t<access>\t<createdAt>\t<expiresAt or ->\t<revokedAt or ->` (D10). */
+/**
+ * `<uuid>\t<name>\t<role>\t<access>\t<createdAt>\t<expiresAt or ->\t<revokedAt or ->` (D10), and (issue 21) the
+ * token's rate limit as an eighth field: `<requests per minute>` (D3's 100 unless issued with `--rate`).
+ */
 export function tokenLine(t: TokenRecord): string {
-  return [t.uuid, field(t.name), t.role, t.access, formatTimestamp(t.createdAt) ?? '-', formatTimestamp(t.expiresAt) ?? '-', formatTimestamp(t.revokedAt) ?? '-'].join('\t');
+  return [
+    t.uuid, field(t.name), t.role, t.access, formatTimestamp(t.createdAt) ?? '-', formatTimestamp(t.expiresAt) ?? '-', formatTimestamp(t.revokedAt) ?? '-',
+    String(t.ratePerMinute ?? DEFAULT_RATE_PER_MINUTE),
+  ].join('\t');
 }
 
 async function list(args: string[]): Promise<void> {

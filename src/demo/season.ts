@@ -13,6 +13,7 @@ import { createReceiptInput, reverseReceiptInput } from '../resources/receipts/s
 import { createReceipt } from '../resources/receipts/service.js';
 import { reverseReceipt } from '../resources/receipts/reverse.js';
 import { OFFERS, SUMMER_OUTCOMES, AUTUMN_SEED, type SummerOutcome } from './content.js';
+import { websiteFamilies } from './website.js';
 
 // The demo's season (D1 `demo`): what families and the team did with the programme, made through the same
 // services the API calls, so every list of the demo answers something:
@@ -22,10 +23,11 @@ import { OFFERS, SUMMER_OUTCOMES, AUTUMN_SEED, type SummerOutcome } from './cont
 // - autumn (by lot): the children applied with priorities, the lot was drawn with a fixed seed and its
 //   decisions committed (no e-mails), so fees became due;
 // - money: families paid (receipts, one with a discount), and one receipt was reversed.
-// Only `email_unconfirmed` and `consents_outstanding` are missing: only the system may put an application
-// there, and no service does yet.
+// - the website (issue 21): families who applied themselves, one not confirmed yet, one waiting for a guardian's
+//   consent, one file answer (website.ts).
 
-export type SeasonCounts = { attendances: number; allocations: number; receipts: number; reversals: number };
+/** `website`: applications families made themselves through the website (issue 21, website.ts). */
+export type SeasonCounts = { attendances: number; allocations: number; receipts: number; reversals: number; website: number };
 
 type Child = { uuid: string; account: string };
 
@@ -127,7 +129,7 @@ async function money(ctx: ServiceContext, byAccount: Map<string, string[]>, coun
 
 /** The season, once: only while the tenant has no application at all. */
 export async function season(ctx: ServiceContext, refs: { summerOffers: Map<string, string>; autumnEdition: string; autumnOffers: string[] }): Promise<SeasonCounts> {
-  const counts: SeasonCounts = { attendances: 0, allocations: 0, receipts: 0, reversals: 0 };
+  const counts: SeasonCounts = { attendances: 0, allocations: 0, receipts: 0, reversals: 0, website: 0 };
   const any = await tenantDb(ctx).selectNoFrom((eb) => eb.exists(eb.selectFrom('attendances').select(sql`1`.as('one'))).as('any')).executeTakeFirst();
   if (any?.any) return counts;
   const kids = await children(ctx);
@@ -135,5 +137,6 @@ export async function season(ctx: ServiceContext, refs: { summerOffers: Map<stri
   const byAccount = await summer(ctx, refs.summerOffers, kids, counts);
   await autumn(ctx, refs.autumnEdition, refs.autumnOffers, kids, counts);
   await money(ctx, byAccount, counts);
+  counts.website = await websiteFamilies(ctx);
   return counts;
 }

@@ -83,7 +83,8 @@ function editionTasks(now: DateTime) {
     { type: 'holiday', title: 'Sommerferien', begin: berlin('2027-07-05', '00:00'), end: berlin('2027-08-14', '23:59') },
     { type: 'host_editing_stage', title: 'Veranstalter tragen Angebote ein', begin: berlin('2027-01-11', '00:00'), end: berlin('2027-03-31', '23:59') },
     { type: 'show_offers', title: 'Angebote online', begin: iso(showFrom), end: iso(showUntil.startOf('second')) },
-    { type: 'application_system', title: 'Anmeldung (Windhundverfahren)', begin: berlin('2027-05-03', '08:00'), end: berlin('2027-08-13', '18:00'), applicationSystem: 'firstcome', maxApplications: 10 },
+    // Running from today at the latest, so families can apply through the website in the demo (issue 21).
+    { type: 'application_system', title: 'Anmeldung (Windhundverfahren)', begin: iso(DateTime.min(DateTime.fromISO('2027-05-03T08:00', { zone: ZONE }), now.setZone(ZONE).startOf('day'))), end: berlin('2027-08-13', '18:00'), applicationSystem: 'firstcome', maxApplications: 10 },
     { type: 'pay_days', title: 'Zahlungsfrist', begin: berlin('2027-06-01', '00:00'), end: berlin('2027-06-30', '23:59') },
     { type: 'publish_lists', title: 'Teilnehmerlisten für Veranstalter', begin: berlin('2027-06-28', '00:00'), end: berlin('2027-08-14', '23:59') },
   ];
@@ -149,7 +150,10 @@ function offerBody(o: DemoOffer, refs: { edition: string; hosts: string[]; categ
     publish: o.state === 'private_link' ? 'private_link' : 'public',
     comment: o.comment ?? null,
     contact: host.contact,
-    applicationQuestions: o.question ? [{ label: o.question, type: 'yn', required: true }] : [],
+    applicationQuestions: [
+      ...(o.question ? [{ label: o.question, type: 'yn', required: true }] : []),
+      ...(o.fileQuestion ? [{ label: o.fileQuestion, type: 'file', required: false }] : []),
+    ],
   };
 }
 

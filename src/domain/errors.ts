@@ -37,6 +37,14 @@ export const RULE_CODES = {
   invalid: 'e4b5a5d1-2f3c-4bd4-9a4e-0c8a3f7e2b61',
   imageTooLarge: '5f6c2a8e-3b1d-4e7a-9c0f-8d2b1a6e4c37',
   imageUnverifiable: 'a3e1c9d4-7b2f-4a58-8e61-2c9d0f7b5a14',
+  // Issue 21: the rules of a family's own application (src/domain/family-applications.ts).
+  notOpen: '3c8f5d2a-6e41-4b9c-9a17-5d0e2f8b6c43',
+  deadlinePassed: '8b2e6f41-0c7d-4a35-b9e8-1f4d7c2a9e56',
+  outsidePhase: 'c5a9e3d7-2b18-4f60-8d4c-7e1b9a3f0d82',
+  applicationLimit: 'e7d1b4c8-9a2f-4e53-a6b0-3c8f5e1d7a29',
+  ageLimit: '1f6a8c3e-5d92-4b7f-8e04-a2c9d6b1f375',
+  fileUnavailable: '9d4b2e7a-c163-4f8e-b5a0-6e2d8c4f1b97',
+  duplicate: '6a3e9c1f-8b57-4d20-9f6e-b4d1a7c3e852',
 } as const;
 
 export type RuleCode = keyof typeof RULE_CODES;

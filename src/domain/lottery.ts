@@ -1,9 +1,9 @@
 // Allocation of places by lot: D7 and D10 "Lot and commit". Pure: the caller loads the edition's
 // `waiting` applications and persists the decisions (all heldBack, with `reason` as decisionReason).
 
-import { DateTime } from 'luxon';
+import { ageAtFirstDate, ageLimitsText, ageVerdict, berlinDay } from './age.js';
 
-const ZONE = 'Europe/Berlin';
+export { ageOn } from './age.js';
 
 export interface LotInterval {
   /** ISO 8601 timestamps (with offset). Recurring dates must be passed already expanded. */
@@ -97,19 +97,6 @@ export function drawKey(seed: number, createdOrder: number): number {
   return mulberry32(mixed)();
 }
 
-/** Berlin calendar day of a day or timestamp string. */
-function berlinDay(value: string): string | null {
-  const dt = DateTime.fromISO(value, { zone: ZONE });
-  return dt.isValid ? dt.toISODate() : null;
-}
-
-/** Age in full years on `day` (both 'YYYY-MM-DD'); someone born on 29 Feb ages on 1 Mar in other years. */
-export function ageOn(dateOfBirth: string, day: string): number {
-  const [by, bmd] = [Number(dateOfBirth.slice(0, 4)), dateOfBirth.slice(5, 10)];
-  const [y, md] = [Number(day.slice(0, 4)), day.slice(5, 10)];
-  return y - by - (md < bmd ? 1 : 0);
-}
-
 interface Span {
   begin: number;
   end: number;
@@ -182,14 +169,11 @@ export function allocateByLot(input: LotInput): LotResult {
 
     // Age at the offer's first date, limits inclusive. Unknown birth date or no dates: not checked
     // (the lot does not punish missing data; the team can still correct it).
-    const day = firstDay.get(offer.id) ?? null;
-    if (a.dateOfBirth && day && (offer.minAge !== null || offer.maxAge !== null)) {
-      const age = ageOn(a.dateOfBirth, day);
-      if ((offer.minAge !== null && age < offer.minAge) || (offer.maxAge !== null && age > offer.maxAge)) {
-        const limits = `${offer.minAge ?? 0}–${offer.maxAge ?? '∞'}`;
-        // Never admissible, so never waitlisted (a refill must not confirm it later).
-        return { ...base, status: 'unfulfilled', reasonCode: 'age', reason: `Losverfahren: Alter ${age} außerhalb der Altersgrenzen ${limits} ${where}` };
-      }
+    // The one age rule (domain/age.ts), shared with retention and the families' own applications.
+    const age = ageAtFirstDate(a.dateOfBirth, firstDay.get(offer.id) ?? null);
+    if (age !== null && ageVerdict(age, offer) !== 'fits') {
+      // Never admissible, so never waitlisted (a refill must not confirm it later).
+      return { ...base, status: 'unfulfilled', reasonCode: 'age', reason: `Losverfahren: Alter ${age} außerhalb der Altersgrenzen ${ageLimitsText(offer)} ${where}` };
     }
 
     const spans = offerSpans.get(offer.id) ?? [];

@@ -4,9 +4,8 @@
 
 import { createHash } from 'node:crypto';
 import bs58 from 'bs58';
-import { DateTime } from 'luxon';
-import { ageOn } from './lottery.js';
-import { expandOccurrences, ZONE } from './recurrence.js';
+import { ageAtFirstDate } from './age.js';
+import { expandOccurrences } from './recurrence.js';
 
 export const WEEK_MS = 7 * 86_400_000;
 
@@ -97,9 +96,6 @@ export function offerFirstDay(offer: Pick<RetentionOffer, 'dates' | 'holidays'>)
 
 /** Age in full years on the Berlin calendar day of `firstDay` (the lottery's rule); null when either is unknown. */
 export function ageAtOffer(dateOfBirth: string | null, firstDay: Date | null): number | null {
-  if (!dateOfBirth || !firstDay) return null;
-  const day = DateTime.fromJSDate(firstDay, { zone: ZONE }).toISODate();
-  if (!day) return null;
-  const age = ageOn(dateOfBirth, day);
-  return age >= 0 ? age : null;
+  const age = ageAtFirstDate(dateOfBirth, firstDay);
+  return age !== null && age >= 0 ? age : null;
 }

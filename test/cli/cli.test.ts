@@ -210,7 +210,9 @@ describe('token', () => {
     expect(list.lines).toHaveLength(3);
     const rows = list.lines.map((l) => l.split('\t'));
     for (const r of rows) {
-      expect(r).toHaveLength(7);
+      // D10's seven fields, and (issue 21) the token's rate limit as an eighth.
+      expect(r).toHaveLength(8);
+      expect(r[7]).toBe('100');
       expect(r[0]).toMatch(/^[0-9a-f-]{36}$/);
       expect(r[4]).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d\d:\d\d$/);
       expect(r[6]).toBe('-');
@@ -231,6 +233,46 @@ describe('token', () => {
     expect(after.status).toBe(401);
     const revokedAt = await sql<{ revoked_at: unknown }>`select revoked_at from ${qualified(schema, 'api_tokens')} where uuid = ${integration[0]}`.execute(executorOf(h.orm));
     expect(revokedAt.rows[0].revoked_at).not.toBeNull();
+  }, SLOW);
+
+  it('issues a website token with its own rate; it reads public offers (publicAccess off too) and nothing else', async () => {
+    const slug = slugOf('web');
+    const host = `${slug}.example`;
+    const { schema } = await addTenant(h.orm, { slug, hosts: [{ host, basePath: '/api' }], settings: { publicAccess: false } });
+    const [website, plain, badRate, zero, withOrganiser, legacy] = await Promise.all([
+      cli(['token', 'issue', slug, '--role', 'website', '--rate', '1200', '--name', 'Website']),
+      cli(['token', 'issue', slug, '--role', 'website']),
+      cli(['token', 'issue', slug, '--role', 'website', '--rate', 'fast']),
+      cli(['token', 'issue', slug, '--role', 'website', '--rate', '0']),
+      cli(['token', 'issue', slug, '--role', 'website', '--organiser', 'x']),
+      cli(['token', 'issue', slug, '--role', 'website', '--legacy']),
+    ]);
+    for (const ok of [website, plain]) {
+      expect(ok.code, ok.stderr).toBe(0);
+      expect(ok.lines.at(-1)).toMatch(/^hpt_/);
+    }
+    expect(website.stderr).toContain('1200 requests per minute');
+    for (const bad of [badRate, zero, withOrganiser, legacy]) {
+      expect(bad.code).toBe(2);
+      expect(bad.stdout).toBe('');
+    }
+    expect(badRate.stderr).toContain('--rate');
+    const token = website.lines.at(-1)!;
+    const offers = await h.request('GET', '/api/offers', { host, token });
+    expect(offers.status).toBe(200);
+    // The harness's generous default bucket refills in 60 s, so a token of 1200 a minute holds 1200 (D3's 3 minutes: 3600).
+    expect(offers.headers['ratelimit-policy']).toBe('"token";q=1200;w=60');
+    expect((await h.request('GET', '/api/offers', { host, token: plain.lines.at(-1)! })).headers['ratelimit-policy']).toBe('"token";q=1000000;w=60');
+    expect((await h.request('GET', '/api/offers', { host, token: null })).status).toBe(401);
+    expect((await h.request('GET', '/api/categories', { host, token })).status).toBe(403);
+    expect((await h.request('GET', '/api/attendances', { host, token })).status).toBe(403);
+
+    const list = await cli(['token', 'list', slug]);
+    const rows = list.lines.map((l) => l.split('\t'));
+    expect(rows.find((r) => r[1] === 'Website')?.slice(2)).toEqual(['website', 'read-write', expect.any(String), '-', '-', '1200']);
+    expect(rows.filter((r) => r[2] === 'website').map((r) => r[7]).sort()).toEqual(['100', '1200']);
+    const owners = await sql<{ owner_kind: string; user_uuid: string | null }>`select owner_kind, user_uuid from ${qualified(schema, 'api_tokens')}`.execute(executorOf(h.orm));
+    expect(owners.rows).toEqual([{ owner_kind: 'service', user_uuid: null }, { owner_kind: 'service', user_uuid: null }]);
   }, SLOW);
 });
 

@@ -6,6 +6,9 @@ import http from 'node:http';
 import { promisify } from 'node:util';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { walkSeason } from '../../clients/typescript/example/season.js';
+import { applyAsFamily } from '../../clients/typescript/example/family.js';
+import { executorOf } from '../../src/platform/db/orm.js';
+import { qualified, sql } from '../../src/platform/db/sql.js';
 import { useHarness } from '../harness/harness.js';
 
 // Issue 12: the generated client (clients/typescript: openapi-typescript types, openapi-fetch) walks a whole
@@ -70,6 +73,26 @@ describe('the TypeScript client (openapi-typescript + openapi-fetch)', () => {
     expect(summary.reversal).toMatch(/^R-\d{4}-/);
     expect(summary.ledgerBalance).toBe(3000); // both fees due again after the reversal
     expect(lines.join('\n')).toContain('lot drawn with seed 42: 2 confirmed, 1 waitlisted');
+
+    // Issue 21: the municipality's website applies for a family with its own token (clients/typescript/example/family.ts).
+    const edition = (await t.post('/editions', { name: 'Sommerferien Client', procedure: 'firstcome' })).body;
+    const offer = (await t.post('/offers', {
+      name: 'Kanutour', edition: edition.uuid, maxParticipants: 5, minAge: 6, maxAge: 14, dates: [{ begin: '2027-07-20T10:00:00+02:00', end: '2027-07-20T16:00:00+02:00' }],
+      applicationQuestions: [{ label: 'Kann schwimmen', type: 'yn', required: true }, { label: 'Impfpass', type: 'file', required: true }],
+    })).body;
+    expect((await t.post(`/offers/${offer.uuid}/transition`, { transition: 'publish' })).status).toBe(200);
+    const website = await t.token({ role: 'website' });
+    const family = await applyAsFamily({
+      baseUrl: `http://${t.host}:${h.port}${base}`, token: website, fetch: hostFetch(h.port), log: (l) => lines.push(l),
+      confirmationToken: async (email) => {
+        const mail = await sql<{ body: string }>`select body from ${qualified(t.tenant.schema, 'outbox')} where recipient = ${email} and kind = 'family_confirmation'`.execute(executorOf(h.orm));
+        return /bestaetigen\/([1-9A-HJ-NP-Za-km-z]+)/.exec(mail.rows[0]?.body ?? '')?.[1] ?? null;
+      },
+    });
+    expect(family.refusedWish).toBe('participants[0].wishes[1].offer');
+    expect(family.applied.map((a) => a.status)).toEqual(['email_unconfirmed']);
+    expect(family.confirmed.map((a) => a.status)).toEqual(['confirmed']);
+    expect(family.confirmed[0]?.files.map((f) => f.uuid)).toEqual([family.fileUuid]);
 
     const ajv = new Ajv2020({ strict: false, allErrors: true });
     // CommonJS default export seen through NodeNext: the function is the module's `default`.

@@ -20,14 +20,14 @@ describe('seedDemo', () => {
   it('adds the whole programme once', () => {
     expect(counts).toEqual({
       categories: 8, organisers: 10, editions: 2, offers: 63, accounts: 15, participants: CHILDREN,
-      attendances: 142, allocations: 1, receipts: 6, reversals: 1,
+      attendances: 142, allocations: 1, receipts: 6, reversals: 1, website: 7,
     });
     expect(CHILDREN).toBe(27);
   });
 
   it('adds nothing on a second run, and the tenant keeps its 63 offers', async () => {
     expect(await seedDemo(h.orm, t.slug)).toEqual({
-      categories: 0, organisers: 0, editions: 0, offers: 0, accounts: 0, participants: 0, attendances: 0, allocations: 0, receipts: 0, reversals: 0,
+      categories: 0, organisers: 0, editions: 0, offers: 0, accounts: 0, participants: 0, attendances: 0, allocations: 0, receipts: 0, reversals: 0, website: 0,
     });
     const all = await t.get('/offers?itemsPerPage=200');
     expect(all.status).toBe(200);
@@ -111,9 +111,9 @@ describe('seedDemo', () => {
     expect((await t.get('/organisers?itemsPerPage=200')).body).toHaveLength(10);
     expect((await t.get('/categories?itemsPerPage=200')).body).toHaveLength(8);
     const accounts = await t.get('/accounts?itemsPerPage=200');
-    expect(accounts.body).toHaveLength(15);
+    expect(accounts.body).toHaveLength(15 + 4); // and the families who applied through the website
     expect(accounts.body.every((a: any) => a.participants.length >= 1 && a.participants.length <= 3)).toBe(true);
-    expect((await t.get('/participants?itemsPerPage=200')).body).toHaveLength(27);
+    expect((await t.get('/participants?itemsPerPage=200')).body).toHaveLength(27 + 5);
   });
 });
 
@@ -125,7 +125,7 @@ describe('the season', () => {
   };
 
   it('has summer applications in every state a client can reach', async () => {
-    const all = await list('/attendances?itemsPerPage=200');
+    const all = (await list('/attendances?itemsPerPage=200')).filter((a) => a.createdByAdmin);
     expect(all).toHaveLength(142);
     const summer = all.filter((a) => a.edition.name === 'Ferienprogramm 2027');
     expect(new Set(summer.map((a) => a.status))).toEqual(new Set(
@@ -136,6 +136,23 @@ describe('the season', () => {
     // The offers count their applications per state (D10 `attendances`).
     const offers = await list('/offers?itemsPerPage=200');
     expect(offers.some((o) => o.attendances.confirmed > 0 && o.attendances.waitlisted >= 0)).toBe(true);
+  });
+
+  it('has families who applied through the website: decided, one unconfirmed, one waiting for consent, a file answer', async () => {
+    const all = (await list('/attendances?itemsPerPage=200')).filter((a) => !a.createdByAdmin);
+    expect(all).toHaveLength(7);
+    const byState = (s: string) => all.filter((a) => a.status === s);
+    expect(byState('email_unconfirmed').map((a) => a.account.name)).toEqual(['Sandra Fischer', 'Sandra Fischer']);
+    expect(byState('consents_outstanding')).toEqual([expect.objectContaining({ consentOutstanding: true, participant: expect.objectContaining({ name: 'Tim Hoffmann' }) })]);
+    expect(all.filter((a) => ['confirmed', 'waitlisted'].includes(a.status))).toHaveLength(4);
+    const withFile = all.filter((a) => a.files.length > 0);
+    expect(withFile).toHaveLength(1);
+    const file = await t.request('GET', `/files/${withFile[0].files[0].uuid}`);
+    expect(file.status).toBe(200);
+    expect(file.headers['content-type']).toBe('application/pdf');
+    const tokens = await import('../../src/platform/auth/tokens.js');
+    const { executorOf } = await import('../../src/platform/db/orm.js');
+    expect((await tokens.listTokens(executorOf(h.orm), t.tenant.schema)).filter((x) => x.role === 'website').map((x) => x.name)).toEqual(['Website Musterstadt (Demo)']);
   });
 
   it('drew the autumn edition by lot with a recorded seed and committed it', async () => {

@@ -12,6 +12,8 @@ import * as ledger from './ledger.factory.js';
 import * as receipt from './receipt.factory.js';
 import * as event from './event.factory.js';
 import * as webhook from './webhook.factory.js';
+import * as file from './file.factory.js';
+import * as familyApplication from './family-application.factory.js';
 
 export type { FactoryModule, Overrides } from './factory.js';
 
@@ -31,6 +33,8 @@ export const factories: Record<string, FactoryModule> = {
   '/bookings': booking,
   '/events': event,
   '/webhooks': webhook,
+  '/files': file,
+  '/family-applications': familyApplication,
 };
 
 /** The factory for a REST path such as `/offers/{uuid}/copy`, or undefined. */

@@ -35,7 +35,7 @@ export type RequestOptions = {
 
 export type TenantOptions = { basePath?: string; settings?: Partial<TenantSettings>; name?: string };
 
-export type TokenOptions = { role?: TokenRole; access?: TokenAccess; organiserIds?: string[]; expiresAt?: Date | null; name?: string };
+export type TokenOptions = { role?: TokenRole; access?: TokenAccess; organiserIds?: string[]; expiresAt?: Date | null; name?: string; ratePerMinute?: number };
 
 export type TestTenant = {
   slug: string;
@@ -159,6 +159,7 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
         ownerKind: 'person',
         organiserIds: to.organiserIds ?? [],
         expiresAt: to.expiresAt ?? null,
+        ratePerMinute: to.ratePerMinute ?? null,
       })).token;
     const adminToken = await token();
     const prefix = basePath === '/' ? '' : basePath;

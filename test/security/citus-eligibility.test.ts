@@ -6,6 +6,7 @@ import { sql } from '../../src/platform/db/sql.js';
 import { factories } from '../factories/index.js';
 import { useHarness, type TestTenant } from '../harness/harness.js';
 import { spyOnQueries } from '../harness/queries.js';
+import { appRouter } from '../../src/router.js';
 
 // docs/citus.md: with Citus schema-based sharding each municipality's schema is a distributed schema that
 // lives whole on one node, while `control` and `pgboss` stay on the coordinator. That works as long as
@@ -95,11 +96,14 @@ describe('Citus eligibility', () => {
     it('every statement of a workload over every resource touches one tenant schema, or only control/pgboss', async () => {
       // A record of every resource through the API (parents made on the way), then every list, on tenant a;
       // a lottery with its background job; and tenant b's own reads in between.
+      // Issue 21: /files has no list and /family-applications neither (its records are attendances).
+      const gets = new Set(Object.values(appRouter._def.procedures as unknown as Record<string, { _def: { meta?: { openapi?: { method: string; path: string } } } }>)
+        .map((p) => p._def.meta?.openapi).filter((o) => o?.method === 'GET').map((o) => o!.path));
       for (const [collection, factory] of Object.entries(factories)) {
         const rec = await factory.create(a);
-        expect((await a.get(collection)).status).toBe(200);
-        if (rec?.uuid) expect((await a.get(`${collection}/${rec.uuid}`)).status).toBe(200);
-        expect((await b.get(collection)).status).toBe(200);
+        if (gets.has(collection)) expect((await a.get(collection)).status).toBe(200);
+        if (rec?.uuid && gets.has(`${collection}/{uuid}`)) expect((await a.get(`${collection}/${rec.uuid}`)).status).toBe(200);
+        if (gets.has(collection)) expect((await b.get(collection)).status).toBe(200);
       }
       const edition = await factories['/editions'].create(a, { procedure: 'lot' });
       expect((await a.post(`/editions/${edition.uuid}/allocate`)).status).toBe(202);

@@ -28,7 +28,7 @@ const SEED = process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : undefined;
 
 type Method = 'get' | 'post' | 'patch' | 'delete';
 type Schema = Record<string, any>;
-type Operation = { method: Method; path: string; params: { name: string; in: string; schema: Schema }[]; body?: Schema };
+type Operation = { method: Method; path: string; params: { name: string; in: string; schema: Schema }[]; body?: Schema; rawTypes?: string[] };
 type Fuzzed = { path: string; query: string; body?: { json: unknown } | { raw: string; type?: string }; headers: Record<string, string>; auth: 'admin' | 'read' | 'none' | string };
 
 const stats = { operations: 0, requests: 0, serverErrors: 0, refusedWrites: 0, accepted: 0 };
@@ -36,6 +36,8 @@ const failures: string[] = [];
 
 let f: TestTenant;
 let readToken: string;
+/** Issue 21: the website token, for the operations only it may call (the family channel) and some uploads. */
+let websiteToken: string;
 let operations: Operation[] = [];
 /** A record of every resource in the fuzz tenant, so paths also name records that exist. */
 const seeds = new Map<string, string>();
@@ -256,8 +258,16 @@ function mutatedBody(schema: Schema): fc.Arbitrary<Record<string, unknown>> {
   });
 }
 
+/** Issue 21: a file body (POST /files): real magic bytes with junk behind, junk alone, in the documented types and others. */
+function fileBodyOf(op: Operation): fc.Arbitrary<Fuzzed['body']> {
+  const magic = fc.constantFrom('%PDF-1.4\n', '\x89PNG\r\n\x1a\n', '\xff\xd8\xff\xe0', 'GIF89a', '<html><script>', 'PK\x03\x04', '');
+  const type = fc.constantFrom(...(op.rawTypes ?? []), 'application/octet-stream', 'text/html', 'image/svg+xml', 'application/json');
+  return fc.tuple(magic, fc.string({ unit: 'binary', maxLength: 300 }), type).map(([m, junk, t]) => ({ raw: `${m}${junk}`, type: t }));
+}
+
 function bodyOf(op: Operation): fc.Arbitrary<Fuzzed['body']> {
   const schema = op.body ?? { type: 'object', properties: {} };
+  if (op.rawTypes) return fc.oneof({ weight: 6, arbitrary: fileBodyOf(op) }, { weight: 1, arbitrary: objectOf(schema).map((json) => ({ json })) });
   return fc.oneof(
     { weight: 5, arbitrary: mutatedBody(schema).map((json) => ({ json })) },
     { weight: 6, arbitrary: objectOf(schema).map((json) => ({ json })) },
@@ -308,7 +318,7 @@ function requestOf(op: Operation): fc.Arbitrary<Fuzzed> {
 
 async function send(op: Operation, r: Fuzzed): Promise<TestResponse> {
   const headers: Record<string, string> = { ...r.headers };
-  let token: string | null = f.adminToken;
+  let token: string | null = WEBSITE_ONLY.has(`${op.method} ${op.path}`) || (op.rawTypes && r.path.length % 2 === 0) ? websiteToken : f.adminToken;
   if (r.auth === 'read') token = readToken;
   else if (r.auth === 'none') token = null;
   else if (r.auth !== 'admin') {
@@ -375,6 +385,7 @@ const { h } = useHarness({ tenant: false });
 beforeAll(async () => {
   f = await h.tenant({ name: 'Fuzz' });
   readToken = await f.token({ access: 'read' });
+  websiteToken = await f.token({ role: 'website' });
   for (const [segment, factory] of Object.entries(factories)) seeds.set(segment, (await factory.create(f)).uuid);
   const db = executorOf(h.orm);
   const t = await sql<{ table_name: string }>`select table_name from information_schema.tables
@@ -392,6 +403,7 @@ function operationsOf(doc: { paths: Record<string, Record<string, any>> }): Oper
       path,
       params: op.parameters ?? [],
       body: op.requestBody?.content?.['application/json']?.schema,
+      rawTypes: op.requestBody && !op.requestBody.content?.['application/json'] ? Object.keys(op.requestBody.content ?? {}) : undefined,
     })),
   );
 }
@@ -405,6 +417,11 @@ afterAll(async () => {
 // The tests are named from the document the router builds (known when the file is collected); each one
 // fuzzes the operation as the tenant's served document describes it, and the two must list the same operations.
 const planned = operationsOf(buildOpenApiDocument(appRouter, 'https://fuzz.invalid/api') as never);
+
+/** Operations only website tokens may call (D11: the family channel): fuzzed with the website token. */
+const WEBSITE_ONLY = new Set(Object.values(appRouter._def.procedures as unknown as Record<string, { _def: { meta?: { roles?: string[]; openapi?: { method: string; path: string } } } }>)
+  .map((p) => p._def.meta).filter((m) => m?.roles?.includes('website') && !m.roles.includes('admin'))
+  .map((m) => `${m!.openapi!.method.toLowerCase()} ${m!.openapi!.path}`));
 
 describe('fuzzing every operation of the OpenAPI document', () => {
   it('the served document lists the operations the router has', () => {

@@ -258,6 +258,33 @@ async function createVia(t: TestTenant, factory: FactoryModule, overrides: Recor
   return seen[seen.length - 1];
 }
 
+describe('the family channel across municipalities (issue 21)', () => {
+  it("B's website cannot apply for A's offer, name A's upload, use A's links or read A's files", async () => {
+    const webA = await A.token({ role: 'website' });
+    const webB = await B.token({ role: 'website' });
+    const edition = (await B.post('/editions', { name: 'B-Sommer', procedure: 'firstcome' })).body.uuid;
+    const offerB = (await B.post('/offers', { name: 'B-Angebot', edition, applicationQuestions: [{ label: 'Datei', type: 'file', required: false }] })).body;
+    expect((await B.post(`/offers/${offerB.uuid}/transition`, { transition: 'publish' })).status).toBe(200);
+    const offerA = recordsA.get('/family-applications').offer.uuid;
+    const fileA = recordsA.get('/files').uuid;
+    const family = (offer: string, answers: Record<string, string> = {}) => ({
+      account: { email: 'grenze@example.org', firstname: 'Kim', lastname: 'Grenz' },
+      participants: [{ firstname: 'Lea', lastname: 'Grenz', dateOfBirth: '2018-01-01', wishes: [{ offer, answers }] }],
+    });
+    const foreignOffer = expectProblem(await B.post('/family-applications', family(offerA), { token: webB }), 422);
+    expect(foreignOffer.violations?.[0]?.propertyPath).toBe('participants[0].wishes[0].offer');
+    const foreignFile = expectProblem(await B.post('/family-applications', family(offerB.uuid, { [offerB.applicationQuestions[0].uuid]: fileA }), { token: webB }), 422);
+    expect(foreignFile.violations?.[0]?.propertyPath).toBe(`participants[0].wishes[0].answers.${offerB.applicationQuestions[0].uuid}`);
+    // A's mail links mean nothing on B; A's website token is unknown there.
+    const mailA = await sql<{ body: string }>`select body from ${qualified(A.tenant.schema, 'outbox')} where kind = 'family_confirmation' limit 1`.execute(executorOf(h.orm));
+    const link = /bestaetigen\/([1-9A-HJ-NP-Za-km-z]+)/.exec(mailA.rows[0]?.body ?? '')?.[1];
+    expect(link, 'the family-application factory queued a confirmation mail on A').toBeDefined();
+    expectProblem(await B.post('/family-applications/confirm', { token: link! }, { token: webB }), 404);
+    expectProblem(await B.post('/family-applications/confirm', { token: 'x' }, { token: webA }), 401);
+    expectProblem(await B.request('GET', `/files/${fileA}`), 404);
+  });
+});
+
 describe('mail, jobs and caches are keyed by tenant', () => {
   function capturingMailer(): Mailer & { sent: OutgoingMail[] } {
     const sent: OutgoingMail[] = [];
@@ -266,6 +293,9 @@ describe('mail, jobs and caches are keyed by tenant', () => {
 
   it("a mail queued for A is sent for A only and never touches B's outbox", async () => {
     const db = executorOf(h.orm);
+    // The factories' own mails (a family application's confirmation) go out first.
+    for (const x of [A, B]) await dispatchOutbox(db, x.tenant, capturingMailer());
+    for (const x of [A, B]) await sql`delete from ${qualified(x.tenant.schema, 'outbox')}`.execute(db);
     await queueMail({ tenant: B.tenant }, db, { kind: 'test', recipient: 'b-family@example.org', subject: 'B', body: 'für B' });
     await queueMail({ tenant: A.tenant }, db, { kind: 'test', recipient: 'a-family@example.org', subject: 'A', body: 'für A' });
     const outboxB = () => sql<{ recipient: string; attempts: number; sent_at: unknown }>`

@@ -11,7 +11,7 @@ export const offerNotFound = (uuid: string) => notFound(`No offer with the ident
 
 /**
  * The offers the viewer may see, as a condition on `o` (offers) and `e` (its edition): admins and the system
- * all; organisers published and their own; the public (anonymous, legacy tokens) published, publicly listed
+ * all; organisers published and their own; the public (anonymous, legacy and website tokens) published, publicly listed
  * offers of an edition that is online (D4). Raw SQL: a condition inside the offers' projection and lists.ts's.
  */
 export function offerVisibleSql(schema: string, viewer: Viewer): RawBuilder<boolean> {
@@ -24,6 +24,7 @@ export function offerVisibleSql(schema: string, viewer: Viewer): RawBuilder<bool
         where vh.offer_uuid = o.uuid and vh.organiser_uuid = any(${[...viewer.organiserIds]}::uuid[])))`;
     case 'anonymous':
     case 'legacy':
+    case 'website':
       return sql<boolean>`('published' = any(o.places) and o.publish = 'public' and ${editionOnlineSql(schema, 'e')})`;
     default:
       return sql<boolean>`false`;

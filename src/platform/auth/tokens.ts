@@ -10,7 +10,8 @@ import { prepared } from '../db/prepared.js';
 // secret's SHA-256 is compared with timingSafeEqual.
 export const TOKEN_PREFIX = 'hpt_';
 
-export type TokenRole = 'admin' | 'organiser';
+/** D3's roles and D11's `website` (the municipality's public website: public reads, family applications). */
+export type TokenRole = 'admin' | 'organiser' | 'website';
 export type TokenAccess = 'legacy' | 'read' | 'read-write';
 
 export type Actor = {
@@ -20,6 +21,8 @@ export type Actor = {
   access: TokenAccess;
   ownerKind: 'person' | 'service';
   organiserIds: string[];
+  /** Its own rate limit (requests refilled per minute, issue 21); null or absent: D3's default. */
+  ratePerMinute?: number | null;
 };
 
 export type TokenRecord = {
@@ -29,6 +32,7 @@ export type TokenRecord = {
   access: TokenAccess;
   ownerKind: 'person' | 'service';
   organiserIds: string[];
+  ratePerMinute: number | null;
   createdAt: string;
   expiresAt: string | null;
   revokedAt: string | null;
@@ -59,8 +63,8 @@ export async function verifyToken(db: Executor, schema: string, token: string, n
   const parts = splitToken(token);
   if (!parts) return null;
   // Every request with a token runs this: a named statement (platform/db/prepared.ts), so it stays a raw template.
-  const res = await prepared(sql<Pick<Selectable<TenantDB['api_tokens']>, 'uuid' | 'name' | 'organiser_ids' | 'secret_hash' | 'revoked_at'> & TokenRow & { expired: boolean }>`
-     select uuid, name, role, access, owner_kind, organiser_ids, secret_hash, revoked_at,
+  const res = await prepared(sql<Pick<Selectable<TenantDB['api_tokens']>, 'uuid' | 'name' | 'organiser_ids' | 'secret_hash' | 'revoked_at' | 'rate_per_minute'> & TokenRow & { expired: boolean }>`
+     select uuid, name, role, access, owner_kind, organiser_ids, secret_hash, revoked_at, rate_per_minute,
        (expires_at is not null and expires_at <= ${now}::timestamptz) as expired
      from ${tablesOf(schema)('api_tokens')} where uuid = ${parts.uuid}`).execute(db);
   const row = res.rows[0];
@@ -79,6 +83,7 @@ export async function verifyToken(db: Executor, schema: string, token: string, n
     access: row.access,
     ownerKind: row.owner_kind,
     organiserIds: parsePgArray(row.organiser_ids),
+    ratePerMinute: row.rate_per_minute,
   };
 }
 
@@ -90,13 +95,18 @@ export async function verifyToken(db: Executor, schema: string, token: string, n
 export async function insertToken(
   db: Executor,
   schema: string,
-  input: { name: string; role: TokenRole; access: TokenAccess; ownerKind: 'person' | 'service'; organiserIds: string[]; expiresAt: Date | null },
+  input: {
+    name: string; role: TokenRole; access: TokenAccess; ownerKind: 'person' | 'service'; organiserIds: string[]; expiresAt: Date | null;
+    ratePerMinute?: number | null;
+  },
 ): Promise<{ uuid: string; token: string }> {
   const minted = mintToken();
-  await db.transaction().execute(async (trx) => {
+  // A website is no person: its token always belongs to a service account (D11).
+  const ownerKind = input.role === 'website' ? 'service' : input.ownerKind;
+  const write = async (trx: Executor) => {
     const tx = inSchema(trx, schema);
     let userUuid: string | null = null;
-    if (input.ownerKind === 'person') {
+    if (ownerKind === 'person' && input.role !== 'website') {
       const existing = await tx.selectFrom('users').select('uuid')
         .where('name', '=', input.name).where('role', '=', input.role).orderBy('created_at').limit(1).forUpdate()
         .executeTakeFirst();
@@ -108,21 +118,24 @@ export async function insertToken(
         .execute();
     }
     await tx.insertInto('api_tokens').values({
-      uuid: minted.uuid, name: input.name, role: input.role, access: input.access, owner_kind: input.ownerKind, user_uuid: userUuid,
-      organiser_ids: input.organiserIds, secret_hash: minted.secretHash, expires_at: input.expiresAt,
+      uuid: minted.uuid, name: input.name, role: input.role, access: input.access, owner_kind: ownerKind, user_uuid: userUuid,
+      organiser_ids: input.organiserIds, secret_hash: minted.secretHash, expires_at: input.expiresAt, rate_per_minute: input.ratePerMinute ?? null,
     }).execute();
-  });
+  };
+  // A service account's token is one insert, which may run in the caller's transaction (the demo's seeding).
+  if (ownerKind === 'service') await write(db);
+  else await db.transaction().execute(write);
   return { uuid: minted.uuid, token: minted.token };
 }
 
 export async function listTokens(db: Executor, schema: string): Promise<TokenRecord[]> {
   const rows = await inSchema(db, schema).selectFrom('api_tokens')
-    .select(['uuid', 'name', 'role', 'access', 'owner_kind', 'organiser_ids', 'created_at', 'expires_at', 'revoked_at'])
+    .select(['uuid', 'name', 'role', 'access', 'owner_kind', 'organiser_ids', 'rate_per_minute', 'created_at', 'expires_at', 'revoked_at'])
     .orderBy('created_at').orderBy('uuid')
     .$narrowType<TokenRow>().execute();
   return rows.map((r) => ({
     uuid: r.uuid, name: r.name, role: r.role, access: r.access, ownerKind: r.owner_kind,
-    organiserIds: parsePgArray(r.organiser_ids), createdAt: r.created_at, expiresAt: r.expires_at, revokedAt: r.revoked_at,
+    organiserIds: parsePgArray(r.organiser_ids), ratePerMinute: r.rate_per_minute, createdAt: r.created_at, expiresAt: r.expires_at, revokedAt: r.revoked_at,
   }));
 }
 

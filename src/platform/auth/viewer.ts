@@ -12,6 +12,11 @@ export type Viewer =
   | { kind: 'anonymous' }
   /** A token with the scope api:offer:read (D3): the public offer endpoints only, seen as the public sees them. */
   | { kind: 'legacy'; actor: Actor }
+  /**
+   * The municipality's public website (D11): reads what anonymous callers read (also while publicAccess is off)
+   * and hands in family applications, their confirmations and consents, and answer files.
+   */
+  | { kind: 'website'; actor: Actor }
   /** The service itself: background jobs (D9), the CLI, the demo data. Acts with an admin's rights. */
   | { kind: 'system'; name: string };
 
@@ -27,6 +32,7 @@ export function viewerOfActor(actor: Actor | null): Viewer {
   if (actor.access === 'legacy') return { kind: 'legacy', actor };
   if (actor.role === 'admin') return { kind: 'admin', actor };
   if (actor.role === 'organiser') return { kind: 'organiser', actor, organiserIds: actor.organiserIds };
+  if (actor.role === 'website') return { kind: 'website', actor };
   // A role this code does not know reads like no token at all.
   return ANONYMOUS;
 }

@@ -47,6 +47,7 @@ export interface ApiTokens {
   name: string;
   organiser_ids: Generated<string[]>;
   owner_kind: string;
+  rate_per_minute: number | null;
   revoked_at: TimestampText | null;
   role: string;
   secret_hash: Buffer;
@@ -74,6 +75,7 @@ export interface Attendances {
   sorting: number | null;
   status: string;
   status_changed_at: Generated<TimestampText>;
+  submission_uuid: string | null;
   user_priority: number | null;
   uuid: string;
 }
@@ -171,6 +173,40 @@ export interface Event {
   occurred_at: Generated<TimestampText>;
   tx: Generated<string>;
   type: string;
+  uuid: string;
+}
+
+export interface FamilyConfirmations {
+  created_at: Generated<TimestampText>;
+  expires_at: TimestampText;
+  kind: string;
+  participant_uuid: string | null;
+  submission_uuid: string;
+  token_hash: Buffer;
+  used_at: TimestampText | null;
+}
+
+export interface FamilySubmissions {
+  account_uuid: string | null;
+  created_account: Generated<boolean>;
+  created_at: Generated<TimestampText>;
+  created_participants: Generated<string[]>;
+  email_confirmed_at: TimestampText | null;
+  email_verified: Generated<boolean>;
+  guardians: Generated<Json>;
+  token_uuid: string | null;
+  uuid: string;
+}
+
+export interface Files {
+  attendance_uuid: string | null;
+  content: Buffer;
+  created_at: Generated<TimestampText>;
+  mime_type: string;
+  name: string;
+  question_uuid: string | null;
+  size: number;
+  token_uuid: string | null;
   uuid: string;
 }
 
@@ -385,6 +421,9 @@ export interface TenantDB {
   edition_tasks: EditionTasks;
   editions: Editions;
   event: Event;
+  family_confirmations: FamilyConfirmations;
+  family_submissions: FamilySubmissions;
+  files: Files;
   idempotency_keys: IdempotencyKeys;
   ledgers: Ledgers;
   mikro_orm_migrations: MikroOrmMigrations;

@@ -25,15 +25,17 @@ export const EVENT_PAYLOADS = {
     status: attendanceState,
     heldBack: z.boolean(),
     decisionReason: z.string().optional().meta({ description: 'set when the system decided (procedure, capacity); a fixed text, not free text' }),
-  }).meta({ id: 'AttendanceCreatedEventData', description: 'An application was made (POST /attendances). An application made again for the same offer reuses the old one and reports `attendance.status_changed` (cause `reapplication`); a transfer\'s new application reports `attendance.transferred`.' }),
+    createdByAdmin: z.boolean().optional().meta({ description: 'false for an application a family made on the website (POST /family-applications); absent (true) for the team\'s' }),
+    consentOutstanding: z.boolean().optional().meta({ description: 'a guardian\'s consent is missing (family applications only)' }),
+  }).meta({ id: 'AttendanceCreatedEventData', description: 'An application was made (POST /attendances, or a family\'s POST /family-applications: then in `email_unconfirmed` or `consents_outstanding` until confirmed, and `createdByAdmin` false). An application made again for the same offer reuses the old one and reports `attendance.status_changed` (cause `reapplication`); a transfer\'s new application reports `attendance.transferred`.' }),
   'attendance.status_changed': z.object({
     ...attendanceRefs,
     from: attendanceState,
     to: attendanceState,
     heldBack: z.boolean().meta({ description: 'true while the decision is held back (lot, commit:false); false once it is final' }),
     decisionReason: z.string().optional().meta({ description: 'the system\'s reason for the decision (lottery, capacity), when there is one' }),
-    cause: z.enum(['transition', 'reapplication', 'refill', 'allocation', 'commit', 'reversal']).meta({
-      description: 'what changed it: a transition; an application made again for the same offer (POST /attendances reuses it and decides again); a refill moving the waiting list up; a lottery run (held back); the commit releasing a held-back decision (from = to, heldBack false); a receipt reversal that withdrew it',
+    cause: z.enum(['transition', 'reapplication', 'refill', 'allocation', 'commit', 'reversal', 'await_email', 'await_consents', 'expiry']).meta({
+      description: 'what changed it: a transition; an application made again for the same offer (POST /attendances reuses it and decides again); a refill moving the waiting list up; a lottery run (held back); the commit releasing a held-back decision (from = to, heldBack false); a receipt reversal that withdrew it; the family confirmed its address (`await_email`, POST /family-applications/confirm) or a guardian consented (`await_consents`, POST /family-applications/consent): from `email_unconfirmed` or `consents_outstanding` to the other wait, or to the state the procedure decided; a confirmation not given within 72 hours (`expiry`: withdrawn)',
     }),
   }).meta({ id: 'AttendanceStatusChangedEventData', description: 'An application changed state, or its held-back decision was released.' }),
   'attendance.transferred': z.object({

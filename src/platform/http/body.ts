@@ -3,6 +3,7 @@ import { invalid, violation } from '../../domain/errors.js';
 import { ClientGone } from './availability.js';
 import { badRequest, Problem } from './problem.js';
 import { propertyPath } from './validation.js';
+import { acceptRawBody, rawBodySpecOf, setRawUpload, type rawBodyRoutes } from './raw.js';
 
 // Spec 1.2 and D10: bodies must be JSON (`application/json`, any charset parameter; PATCH also
 // `application/merge-patch+json`); a body without a JSON content type is 415; broken JSON is 400; an
@@ -48,13 +49,21 @@ function depthOf(value: unknown, depth = 0): number {
   return max;
 }
 
-export function readBody(limit = MAX_BODY_BYTES) {
+export function readBody(limit = MAX_BODY_BYTES, rawRoutes: ReturnType<typeof rawBodyRoutes> = []) {
   return async (req: Request, _res: Response, next: NextFunction) => {
     if (!BODY_METHODS.has(req.method)) {
       (req as { body?: unknown }).body = undefined;
       return next();
     }
     try {
+      // A file as the body (raw.ts, issue 21): read to its own limit, checked from its content.
+      const file = rawRoutes.length > 0 ? rawBodySpecOf(req, rawRoutes) : null;
+      if (file) {
+        setRawUpload(req, await acceptRawBody(req, file, await collect(req, file.maxBytes)));
+        (req as { body?: unknown }).body = {};
+        req.headers['content-type'] = 'application/json';
+        return next();
+      }
       const raw = await collect(req, limit);
       const type = mediaType(req.headers['content-type']);
       const isJson = type === 'application/json' || (req.method === 'PATCH' && type === 'application/merge-patch+json');
@@ -90,7 +99,7 @@ export function readBody(limit = MAX_BODY_BYTES) {
   };
 }
 
-function collect(req: Request, limit: number): Promise<Buffer> {
+export function collect(req: Request, limit: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const declared = Number(req.headers['content-length'] ?? NaN);
     if (Number.isFinite(declared) && declared > limit) {

@@ -4,6 +4,7 @@ import type { Request, Response } from 'express';
 import type { Logger } from '../logging/logger.js';
 import { inSchema, sql, type Executor, type TenantExecutor } from '../db/sql.js';
 import { badRequest, Problem } from './problem.js';
+import { rawUploadOf } from './raw.js';
 
 // Idempotency-Key on every POST (issue 13; as Stripe and pretix do), once for every route:
 // - A POST with an `Idempotency-Key` header (1-255 visible ASCII characters) and a valid token claims the key
@@ -51,7 +52,8 @@ export async function idempotency(
   if (!KEY_RE.test(key)) throw badRequest('Idempotency-Key: expected 1 to 255 visible ASCII characters, for example a UUID.');
   const { tokenId } = opts;
   const db = inSchema(opts.db, opts.schema);
-  const fingerprint = requestFingerprint(req.method, req.url, req.body);
+  // A file body (raw.ts) counts by its bytes' hash.
+  const fingerprint = requestFingerprint(req.method, req.url, rawUploadOf(req)?.digest ?? req.body);
 
   await db.deleteFrom('idempotency_keys').where('token_uuid', '=', tokenId).where('created_at', '<', expired()).execute();
   const claimed = await db.insertInto('idempotency_keys').values({ token_uuid: tokenId, key, fingerprint })

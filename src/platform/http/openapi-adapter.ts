@@ -5,6 +5,7 @@ import type { Logger } from '../logging/logger.js';
 import type { DatabaseAvailability } from './availability.js';
 import { problemFromError } from './errors.js';
 import { resolveFinalJson } from './final-json.js';
+import { resolveRawFile } from './raw.js';
 import { PROBLEM_CONTENT_TYPE, type ProblemBody } from './problem.js';
 import type { Meta, TrpcContext } from './trpc.js';
 
@@ -81,7 +82,7 @@ export function openApiHandler(router: AnyRouter, log: Logger, availability?: Da
         res.removeHeader('Content-Type');
         return end();
       }
-      return end(resolveFinalJson(args[0]), ...args.slice(1));
+      return end(resolveRawFile(res, resolveFinalJson(args[0])), ...args.slice(1));
     };
     return handler(req, res);
   };

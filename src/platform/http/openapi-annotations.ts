@@ -62,11 +62,12 @@ export function addExamples(schema: unknown, seen = new Set<unknown>()): void {
 
 export function accessText(meta: Meta | undefined): string {
   const roles = meta?.roles;
+  const plural = (r: string) => (r === 'website' ? 'website tokens' : `${r}s`);
   const who = !roles ? 'admins and organisers (organisers: only their own organisers\' records)'
-    : roles.length === 1 ? `${roles[0]}s only`
-      : `${roles.join(' and ')}s (organisers: only their own organisers' records)`;
+    : roles.length === 1 ? `${plural(roles[0]!)} only`
+      : `${roles.map(plural).join(' and ')}${roles.includes('organiser') ? ' (organisers: only their own organisers\' records)' : ''}`;
   switch (meta?.access) {
-    case 'public': return 'Access: anonymous callers while the municipality\'s `publicAccess` is on (they see public fields of published offers), or any valid token, legacy tokens included.';
+    case 'public': return 'Access: anonymous callers while the municipality\'s `publicAccess` is on (they see public fields of published offers), or any valid token, legacy and website tokens included (these also while `publicAccess` is off).';
     case 'write': return `Access: a read-write token of ${who}.`;
     default: return `Access: a read or read-write token (not a legacy token) of ${who}.`;
   }

@@ -6,6 +6,7 @@ import type { Meta } from './trpc.js';
 import { webhookOperations } from '../webhooks/openapi.js';
 import { accessText, addExamples, describeCents, typeParameter } from './openapi-annotations.js';
 import { HEADERS, problemResponse, PROBLEM_SCHEMA } from './openapi-problems.js';
+import { describeRawOperations } from './openapi-raw.js';
 
 // OpenAPI 3.1 at `<base>/openapi.json`, made for client generators (issue 12): trpc-to-openapi's document
 // (zod-openapi: every resource's output schema is a named component through `.meta({ id })` in its
@@ -34,13 +35,19 @@ const TAGS: Record<string, string> = {
   participants: 'Children (admin only).',
   money: 'Debtors, ledgers, bookings and receipts (admin only). Amounts are integer cents.',
   webhooks: 'Webhook subscriptions (admin only): the municipality\'s events POSTed to an https URL, signed as Standard Webhooks specifies, at least once and in order per subscription; their delivery attempts. The payloads are under `webhooks` in this document.',
+  'family-applications': 'Families apply on the municipality\'s website, which hands their applications in with its website token: one request per family, the e-mail confirmation (double opt-in) and a guardian\'s consent through the links of their mails.',
+  files: 'Answer files (PDF, PNG, JPEG, at most 10 MiB) of `file` questions: uploaded as the raw body, named in an answer, served as an attachment.',
 };
 
 /** Operations that answer 409 in some state (their services' `state_conflict` or `still_referenced`). */
 const CONFLICTS = new Set([
   'offers-delete', 'offers-transition', 'participants-delete', 'editions-delete', 'attendances-transition', 'attendances-transfer',
   'attendances-update', 'attendances-delete', 'allocations-allocate', 'receipts-reverse', 'webhooks-redeliver',
+  'familyApplications-submit',
 ]);
+
+/** Operations without `{uuid}` that answer 404 (issue 21: a confirmation or consent link unknown, expired or used). */
+const NOT_FOUND = new Set(['attendances-list', 'familyApplications-confirm', 'familyApplications-consent']);
 
 /** Actions whose body is optional (D10): a request without body or content type is accepted. */
 const OPTIONAL_BODIES = new Set(['attendances-refill', 'allocations-allocate', 'allocations-commit', 'offers-copy', 'offers-variant', 'receipts-reverse']);
@@ -128,7 +135,7 @@ export function buildOpenApiDocument(router: AnyRouter, baseUrl: string): Record
       const hasBody = method === 'post' || method === 'patch' || method === 'put';
       const errors = new Set<number>([401, 429, 503]);
       if (meta?.access !== 'public') errors.add(403);
-      if (path.includes('{uuid}') || id === 'attendances-list') errors.add(404);
+      if (path.includes('{uuid}') || NOT_FOUND.has(id)) errors.add(404);
       if (params.some((p) => p.in === 'query')) errors.add(400);
       if (hasBody && !REFUSING.has(id)) for (const s of [400, 413, 415, 422]) errors.add(s);
       if (CONFLICTS.has(id)) errors.add(409);
@@ -193,6 +200,8 @@ export function buildOpenApiDocument(router: AnyRouter, baseUrl: string): Record
       else op.security = [{ bearer: [] }];
     }
   }
+  // Issue 21: bodies and answers that are files (raw.ts).
+  describeRawOperations(doc.paths, (method, path) => metaByOperation.get(`${method} ${path}`));
   // Issue 14: what the service POSTs to a webhook subscription, per event type (OpenAPI 3.1 `webhooks`).
   const hooks = webhookOperations(schemas);
   if (Object.keys(hooks).length > 0) (doc as Json).webhooks = hooks;

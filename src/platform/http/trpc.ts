@@ -3,23 +3,34 @@ import type { OpenApiMeta } from 'trpc-to-openapi';
 import type { ServiceContext } from '../context.js';
 import { forbidden } from '../../domain/errors.js';
 import { unauthorized } from './problem.js';
+import type { RawBodySpec, RawResponseSpec, RawUpload } from './raw.js';
 
 // Who may call a procedure is declared in its meta and enforced here, once (spec 5, D3):
 // - `public`: anonymous callers while the tenant's publicAccess is on; any valid token (legacy too).
 // - `read`: a read, read-write token; legacy tokens only see the public offer endpoints.
 // - `write`: a read-write token.
-// `roles` narrows further; organisers are then limited to their own records by the services.
+// `roles` narrows further; organisers are then limited to their own records by the services. A website token
+// (D11) reads what `public` procedures show (also while publicAccess is off) and calls only the procedures that
+// name the role `website`; everything else is 403 for it.
 export type Access = 'public' | 'read' | 'write';
-export type ActorRole = 'admin' | 'organiser';
+export type ActorRole = 'admin' | 'organiser' | 'website';
 
 export type Meta = OpenApiMeta & {
   access: Access;
   roles?: ActorRole[];
   /** 201, 202 or 204 where the spec's table of writes says so (spec 1.11). */
   successStatus?: 200 | 201 | 202 | 204;
+  /** The body is a file of one of these types (raw.ts): it reaches the procedure as the context's `upload`. */
+  rawBody?: RawBodySpec;
+  /** The answer is a file (`rawFile(...)`, raw.ts), sent as an attachment of its own type. */
+  rawResponse?: RawResponseSpec;
 };
 
-export type TrpcContext = ServiceContext & { requestId: string };
+export type TrpcContext = ServiceContext & {
+  requestId: string;
+  /** The file a procedure with `rawBody` was sent (raw.ts); absent elsewhere. */
+  upload?: RawUpload;
+};
 
 const t = initTRPC.context<TrpcContext>().meta<Meta>().create();
 
@@ -34,6 +45,13 @@ const enforceAccess = t.middleware(({ ctx, meta, next }) => {
     case 'legacy':
       if (access !== 'public') throw forbidden('This token has the scope api:offer:read and may only read offers.');
       break;
+    case 'website':
+      if (access === 'public') return next();
+      if (!meta?.roles?.includes('website')) {
+        throw forbidden('A website token reads public offers and hands in family applications, confirmations, consents and answer files; nothing else.');
+      }
+      if (access === 'write' && viewer.actor.access !== 'read-write') throw forbidden('This token is read-only and may not change anything.');
+      return next();
     case 'admin':
     case 'organiser':
       if (access === 'write' && viewer.actor.access !== 'read-write') {

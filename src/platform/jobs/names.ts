@@ -22,6 +22,10 @@ export const QUEUES = {
   webhookDeliver: 'webhook-deliver',
   /** Issue 14, every minute: one query finds tenants with undelivered events; a deliver job for each. */
   webhookSweep: 'webhook-sweep',
+  /** Issue 21 (D11): one tenant's expired confirmation and consent links, and its unused uploads after 24 h. */
+  familyExpiry: 'family-expiry',
+  /** Issue 21, every minute: one query finds tenants with something of that due; a family-expiry job for each. */
+  familySweep: 'family-sweep',
 } as const;
 export type QueueName = (typeof QUEUES)[keyof typeof QUEUES];
 

@@ -49,6 +49,9 @@ export const QUEUE_OPTIONS: Partial<Record<QueueName, Omit<Queue, 'name'>>> = {
     expireInSeconds: 3600, heartbeatSeconds: 30,
   },
   [QUEUES.retentionSweep]: { retryLimit: 3, retryDelay: 60, retryBackoff: true, expireInSeconds: 300 },
+  // Issue 21: each expired link is taken in its own transaction (idempotent), so a retry carries on.
+  [QUEUES.familyExpiry]: { ...retried, policy: 'stately', heartbeatSeconds: JOB_HEARTBEAT_SECONDS, expireInSeconds: 900 },
+  [QUEUES.familySweep]: { policy: 'singleton', expireInSeconds: 300 },
 };
 
 /** A job's work: a service use case with the context rebuilt from the job's tenant (style rule 5). */

@@ -17,6 +17,7 @@ import type { Mailer } from './mailer.js';
 // out the row is sent again with the same Message-ID, the only duplicate a crash can cause (bounded by the
 // mails in flight).
 
+/** `payload.secret: true`: the body holds a secret (a single-use link) and is replaced once the mail was sent. */
 export type QueuedMail = { kind: string; recipient: string; subject: string; body: string; payload?: Record<string, unknown> };
 
 /** Who queues a mail: the tenant and, where there is one, the job queue that wakes the sender. */
@@ -90,8 +91,12 @@ async function claimDue(db: Executor, schema: string, limit: number, leaseSecond
     .execute();
 }
 
+/** The body a sent mail keeps when its payload says `secret: true` (issue 21: a single-use link, stored only as a hash). */
+export const SCRUBBED_BODY = '(Nach dem Versand entfernt: die Nachricht enthielt einen Einmal-Link.)';
+
 async function markSent(db: Executor, schema: string, uuid: string): Promise<void> {
-  await inSchema(db, schema).updateTable('outbox').set({ sent_at: sql`now()`, lease_until: null, last_error: null })
+  await inSchema(db, schema).updateTable('outbox')
+    .set({ sent_at: sql`now()`, lease_until: null, last_error: null, body: sql`case when payload->>'secret' = 'true' then ${SCRUBBED_BODY} else body end` })
     .where('uuid', '=', uuid).execute();
 }
 

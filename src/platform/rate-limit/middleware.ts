@@ -16,7 +16,7 @@ export function rateLimit(limiter: RateLimiter) {
       const slug = tenantOf(req).tenant.slug;
       const ip = req.ip ?? req.socket.remoteAddress ?? 'unknown';
       let decision;
-      if (actor) decision = await limiter.consumeToken(slug, actor.tokenId);
+      if (actor) decision = await limiter.consumeToken(slug, actor.tokenId, actor.ratePerMinute);
       else if ((req as { invalidToken?: boolean }).invalidToken) {
         await limiter.consumeAnonymous(slug, ip);
         decision = await limiter.consumeFailedAuth(slug, ip);

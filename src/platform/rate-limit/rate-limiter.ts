@@ -41,7 +41,11 @@ export type RateLimitDecision = {
 };
 
 export interface RateLimiter {
-  consumeToken(tenantSlug: string, tokenId: string): Promise<RateLimitDecision>;
+  /**
+   * One request of a token. `ratePerMinute` (issue 21: a token's own limit, e.g. a website's) refills its bucket
+   * at that rate instead of the default; its capacity is what the same refill window holds (D3: 300 for 100).
+   */
+  consumeToken(tenantSlug: string, tokenId: string, ratePerMinute?: number | null): Promise<RateLimitDecision>;
   consumeAnonymous(tenantSlug: string, clientIp: string): Promise<RateLimitDecision>;
   /** One failed authentication (invalid token) from this address on this tenant. */
   consumeFailedAuth(tenantSlug: string, clientIp: string): Promise<RateLimitDecision>;
@@ -139,6 +143,13 @@ export function createRateLimiter(opts: RateLimiterOptions): RateLimiter {
   const anonPolicyHeader = `"anonymous";q=${anon.points};w=${anon.durationSeconds}`;
 
   const tokenMemory = new MemoryTokenBucket(bucket, `${prefix}:tok`, { onConsume: markMemory });
+  // Issue 21, tokens with a rate of their own: one bucket policy for every rate, counted in microseconds of the
+  // refill window (the window is the same for every rate, so a token of rate r holds windowMs / (60000 / r)
+  // requests); a request of a token of rate r costs 60e6 / r units. Integer costs, as rate-limiter-flexible
+  // wants, and one Lua script for every rate.
+  const windowMs = bucket.capacity * interval;
+  const scaled: TokenBucketPolicy = { capacity: Math.round(windowMs * 1000), refillPerMinute: 60_000_000 };
+  const scaledMemory = new MemoryTokenBucket(scaled, `${prefix}:tokr`, { onConsume: markMemory });
   const anonMemory = new AnonymousMemoryLimiter({ points: anon.points, duration: anon.durationSeconds, keyPrefix: `${prefix}:anon` }, markMemory);
   const failedMemory = new AnonymousMemoryLimiter({ points: failed.points, duration: failed.durationSeconds, keyPrefix: `${prefix}:authfail` }, markMemory);
 
@@ -147,6 +158,7 @@ export function createRateLimiter(opts: RateLimiterOptions): RateLimiter {
   let state: State = 'memory-only';
   let closed = false;
   let tokenLimiter: MemoryTokenBucket | RateLimiterRedis = tokenMemory;
+  let scaledLimiter: MemoryTokenBucket | RateLimiterRedis = scaledMemory;
   let anonLimiter: RateLimiterMemory | RateLimiterRedis = anonMemory;
   let failedLimiter: RateLimiterMemory | RateLimiterRedis = failedMemory;
   const clients: Redis[] = [];
@@ -167,7 +179,8 @@ export function createRateLimiter(opts: RateLimiterOptions): RateLimiter {
     state = 'connecting';
     const main = new Redis(redisUrl, REDIS_OPTIONS);
     const tokenClient = main.duplicate(); // own connection: own `rlflxIncr` script
-    clients.push(main, tokenClient);
+    const scaledClient = main.duplicate(); // and the per-token rates' script on a third
+    clients.push(main, tokenClient, scaledClient);
     for (const c of clients) {
       c.on('ready', () => {
         if (clientsReady()) setState('redis');
@@ -204,6 +217,15 @@ export function createRateLimiter(opts: RateLimiterOptions): RateLimiter {
       rejectIfRedisNotReady: true,
       insuranceLimiter: tokenMemory,
     });
+    scaledLimiter = new RateLimiterRedis({
+      storeClient: scaledClient,
+      keyPrefix: `${prefix}:tokr`,
+      points: scaled.capacity,
+      duration: tokenWindowSeconds,
+      customIncrTtlLuaScript: tokenBucketLua(scaled),
+      rejectIfRedisNotReady: true,
+      insuranceLimiter: scaledMemory,
+    });
   }
 
   /** After each call: a Redis answer proves Redis is back, a memory answer while "redis" proves it is not. */
@@ -216,10 +238,10 @@ export function createRateLimiter(opts: RateLimiterOptions): RateLimiter {
     }
   };
 
-  const run = async (limiter: RateLimiterMemory | RateLimiterRedis, key: string): Promise<{ allowed: boolean; res: RateLimiterRes }> => {
+  const run = async (limiter: RateLimiterMemory | RateLimiterRedis, key: string, cost = 1): Promise<{ allowed: boolean; res: RateLimiterRes }> => {
     const ctx: CallContext = {};
     try {
-      const res = await limiter.consume(key, 1, ctx);
+      const res = await limiter.consume(key, cost, ctx);
       observe(ctx);
       return { allowed: true, res };
     } catch (err) {
@@ -252,8 +274,23 @@ export function createRateLimiter(opts: RateLimiterOptions): RateLimiter {
     return decision;
   };
 
+  /** A token with a rate of its own: the scaled bucket (units of a microsecond), answered in requests. */
+  const consumeAtRate = async (key: string, ratePerMinute: number): Promise<RateLimitDecision> => {
+    const perRequestMs = 60_000 / ratePerMinute;
+    const cost = Math.max(1, Math.round(perRequestMs * 1000));
+    const capacity = Math.max(1, Math.floor(windowMs / perRequestMs + 1e-9));
+    const policyHeader = `"token";q=${capacity};w=${tokenWindowSeconds}`;
+    const { allowed, res } = await run(scaledLimiter, key, cost);
+    if (!allowed) return decide('token', capacity, policyHeader, false, 0, res.msBeforeNext);
+    // One unit of slack: the units left are floored, a whole number of requests must not lose one to it.
+    const remaining = Math.min(capacity, Math.floor((res.remainingPoints + 1) / cost));
+    const resetMs = remaining > 0 ? res.msBeforeNext : res.msBeforeNext - (windowMs - perRequestMs);
+    return decide('token', capacity, policyHeader, true, remaining, resetMs);
+  };
+
   return {
-    async consumeToken(tenantSlug, tokenId) {
+    async consumeToken(tenantSlug, tokenId, ratePerMinute) {
+      if (ratePerMinute && ratePerMinute !== bucket.refillPerMinute) return consumeAtRate(`${tenantSlug}:${tokenId}`, ratePerMinute);
       const { allowed, res } = await run(tokenLimiter, `${tenantSlug}:${tokenId}`);
       if (!allowed) return decide('token', bucket.capacity, tokenPolicyHeader, false, 0, res.msBeforeNext);
       const remaining = res.remainingPoints;

@@ -11,6 +11,13 @@ export const tenantSettingsSchema = z.object({
   mailFrom: z.string().optional(),
   /** The admin team's address for notices about the municipality's integrations (a webhook disabled, issue 14). */
   contactEmail: z.email().optional(),
+  /**
+   * D11: the link of the family's confirmation mail, `{token}` replaced by the single-use token; default
+   * `https://<first host>/anmeldung/bestaetigen/{token}`. The website's page posts it to /family-applications/confirm.
+   */
+  confirmationUrlTemplate: z.string().max(500).refine((v) => v.includes('{token}'), 'must contain {token}').optional(),
+  /** D11: the link of the guardian's consent mail; default `https://<first host>/anmeldung/einwilligen/{token}`. */
+  consentUrlTemplate: z.string().max(500).refine((v) => v.includes('{token}'), 'must contain {token}').optional(),
 });
 
 export type TenantSettings = z.infer<typeof tenantSettingsSchema>;

@@ -25,7 +25,7 @@ import { appendApplication, decisionMail, loadList, lockOffer, participantLockKe
 // that holds the lock only while it runs; anything unusual takes the general way in one transaction.
 
 /** Decision reasons recorded when the procedure decides (spec 2.2 `decisionReason`). */
-const REASONS = {
+export const REASONS = {
   confirmed: 'Anmeldung nach Eingang: ein Platz war frei',
   waitlisted: 'Anmeldung nach Eingang: ausgebucht, auf der Warteliste',
   waiting: 'Losverfahren: wartet auf die Platzvergabe',
@@ -122,7 +122,7 @@ async function createAtOnce(ctx: ServiceContext, input: CreateAttendanceInput): 
     editionUuid: offer.editionUuid, editionName: pre.view.editionName, editionAlias: pre.view.editionAlias,
     participantUuid: pre.participant, pseudonymised: false, participantName: pre.view.participantName, participantPseudonym: null,
     participantAge: null, dateOfBirth: pre.view.dateOfBirth, offerFirstDay: pre.view.offerFirstDay,
-    accountUuid: pre.account, accountName: pre.view.accountName, receipts: [],
+    accountUuid: pre.account, accountName: pre.view.accountName, receipts: [], files: [],
   });
 }
 

@@ -10,6 +10,7 @@ import { parseId } from '../../platform/http/ids.js';
 import { notFound } from '../../domain/errors.js';
 import { badRequest } from '../../platform/http/problem.js';
 import { resolveAccountRef } from '../../engines/families/index.js';
+import { filesJsonSql } from '../../engines/answer-files/index.js';
 import { fullNameSql, participantNameSql } from '../../engines/families/index.js';
 import { assertListReadable, seesApplicantNames, type Viewer } from '../../engines/access/index.js';
 import type { StoredAnswer } from './entity.js';
@@ -29,6 +30,8 @@ export type Row = {
   participantPseudonym: string | null; participantAge: number | null; dateOfBirth: string | null; offerFirstDay: number | null;
   accountUuid: string | null; accountName: string | null;
   receipts: string[];
+  /** Spec 2.2 `files`: the answer files (src/engines/answer-files). */
+  files: AttendanceOut['files'];
 };
 
 /**
@@ -68,7 +71,8 @@ function projection(ctx: ServiceContext, where: RawBuilder<unknown>, orderBy: Ra
       -- Spec 2.2 / D10: the paid receipts covering it (unreversed items of receipts that are no reversal).
       coalesce((select json_agg(ri.receipt_uuid order by rr.seq) from ${t('receipt_items')} ri
         join ${t('receipts')} rr on rr.uuid = ri.receipt_uuid
-        where ri.attendance_uuid = a.uuid and ri.reversed_by_uuid is null and rr.reverses_uuid is null), '[]'::json) as receipts
+        where ri.attendance_uuid = a.uuid and ri.reversed_by_uuid is null and rr.reverses_uuid is null), '[]'::json) as receipts,
+      ${filesJsonSql(ctx.tenant.schema, 'a')} as files
     from ${t('attendances')} a
     join ${t('offers')} o on o.uuid = a.offer_uuid
     join ${t('editions')} e on e.uuid = o.edition_uuid
@@ -114,12 +118,19 @@ export function toOut(viewer: Viewer, r: Row): AttendanceOut {
     decisionReason: r.decisionReason ?? undefined,
     createdByAdmin: r.createdByAdmin,
     answers: r.answers ?? [],
-    files: [],
+    files: r.files ?? [],
     receipts: r.receipts ?? [],
     transitions: availableTransitions(r.status),
     piiMasked: withheld,
   };
   return out;
+}
+
+/** The applications of a family's submission (D11) as the caller sees them, in the order they were made; one statement. */
+export async function readSubmission(ctx: ServiceContext, submission: string, participant: string | null = null, db: Executor = dbOf(ctx.em)): Promise<AttendanceOut[]> {
+  const only = participant ? sql` and a.participant_uuid = ${participant}::uuid` : sql``;
+  const res = await projection(ctx, sql`a.submission_uuid = ${submission}::uuid${only}`, sql`a.seq`, 1000, 0).execute(db);
+  return res.rows.map((r) => toOut(ctx.viewer, r));
 }
 
 /** One application as the caller sees it, without access checks (for responses to writes); null when gone. */

@@ -1,11 +1,13 @@
 import { canSwitchPayableOn } from '../../domain/payable.js';
+import { ANSWER_TYPE_NAMES, answerFits } from '../../domain/answers.js';
 import type { ServiceContext } from '../../platform/context.js';
 import { dbOf } from '../../platform/context.js';
-import { inSchema, sql } from '../../platform/db/sql.js';
+import { inSchema, sql, type Executor } from '../../platform/db/sql.js';
 import { parseId } from '../../platform/http/ids.js';
 import { assertPatchNotEmpty, wasSent } from '../../platform/http/patch.js';
 import { conflict, invalid, unprocessable, violation, type Violation } from '../../domain/errors.js';
 import { syncCharges } from '../../engines/ledger/index.js';
+import { setAnswerFiles, uploadsOf } from '../../engines/answer-files/index.js';
 import type { ApplicationQuestion } from '../offers/entity.js';
 import { assertListEditable } from '../../engines/access/index.js';
 import { Attendance, type StoredAnswer } from './entity.js';
@@ -29,17 +31,6 @@ export { respond } from './list.js';
 
 // ---- update -----------------------------------------------------------------------------------------
 
-const TYPE_NAMES = { yn: 'a boolean (true or false)', int: 'a whole number', txt: 'a string', file: "an uploaded file's UUID" } as const;
-
-function answerFits(type: ApplicationQuestion['type'], value: string | boolean | number): boolean {
-  switch (type) {
-    case 'yn': return typeof value === 'boolean';
-    case 'int': return typeof value === 'number' && Number.isInteger(value);
-    case 'txt': return typeof value === 'string' && value.length <= 10_000;
-    case 'file': return typeof value === 'string' && parseId(value) !== null;
-  }
-}
-
 /**
  * Spec 4.3 "Update" `answers`: keys are question UUIDs of the offer's applicationQuestions (an unknown one is
  * 422, D10), values of the question's type; null removes an answer. Returns the new answers in question order.
@@ -60,8 +51,8 @@ function mergeAnswers(current: StoredAnswer[], sent: Record<string, string | boo
       next.delete(q.uuid);
       continue;
     }
-    if (!answerFits(q.type, value)) {
-      violations.push(violation(path, `The answer to "${q.label}" (type ${q.type}) must be ${TYPE_NAMES[q.type]}.`, 'type'));
+    if (!answerFits(q.type, value, (v) => parseId(v) !== null)) {
+      violations.push(violation(path, `The answer to "${q.label}" (type ${q.type}) must be ${ANSWER_TYPE_NAMES[q.type]}.`, 'type'));
       continue;
     }
     next.set(q.uuid, { question: q.uuid, label: q.label, type: q.type, answer: q.type === 'file' ? parseId(value as string)! : value });
@@ -69,6 +60,24 @@ function mergeAnswers(current: StoredAnswer[], sent: Record<string, string | boo
   if (violations.length > 0) throw invalid(violations);
   const order = new Map(questions.map((q, i) => [q.uuid, i]));
   return [...next.values()].sort((a, b) => (order.get(a.question) ?? 1e9) - (order.get(b.question) ?? 1e9));
+}
+
+/**
+ * The files the `file` answers name (D10: a file answer is the file's uuid): each an upload of this municipality
+ * that no other application uses (422 on `answers.<question>` otherwise). The team may name any such upload.
+ */
+async function answerFilesOf(ctx: ServiceContext, db: Executor, attendance: string, answers: StoredAnswer[]): Promise<{ file: string; question: string }[]> {
+  const files = answers.filter((x) => x.type === 'file').map((x) => ({ file: String(x.answer), question: x.question }));
+  const uploads = await uploadsOf(db, ctx.tenant.schema, files.map((f) => f.file));
+  const seen = new Set<string>();
+  const violations = files.filter((f) => {
+    const u = uploads.get(f.file);
+    const twice = seen.has(f.file);
+    seen.add(f.file);
+    return !u || twice || (u.attendance !== null && u.attendance !== attendance);
+  }).map((f) => violation(`answers.${f.question}`, 'No unused file with this identifier was uploaded (POST /files).', 'fileUnavailable'));
+  if (violations.length > 0) throw invalid(violations);
+  return files;
 }
 
 export async function updateAttendance(ctx: ServiceContext, input: UpdateAttendanceInput): Promise<AttendanceOut> {
@@ -98,11 +107,15 @@ export async function updateAttendance(ctx: ServiceContext, input: UpdateAttenda
     if (input.allAlternateDates != null) a.allAlternateDates = input.allAlternateDates;
     // Spec 4.3 and 8: negative values become 0; null clears.
     if (wasSent(input, 'userPriority')) a.userPriority = input.userPriority == null ? null : Math.max(0, input.userPriority);
+    let files: { file: string; question: string }[] | null = null;
     if (wasSent(input, 'answers')) {
       a.answers = input.answers == null ? [] : mergeAnswers(a.answers ?? [], input.answers, offer.applicationQuestions ?? []);
+      files = await answerFilesOf(ctx, db, a.uuid, a.answers);
     }
     a.modifiedAt = new Date();
     await em.flush();
+    // Spec 2.2 `files`: the application's files are those its `file` answers name.
+    if (files) await setAnswerFiles(db, ctx.tenant.schema, a.uuid, files);
     // D10: payable:false cancels the charge, payable:true charges again.
     await syncCharges(db, ctx.tenant.schema, [a.uuid]);
   });

@@ -42,6 +42,7 @@ const publicLists = new TtlCache<OfferOut[]>();
  */
 export async function listOffers(ctx: ServiceContext, input: ListOffersInput): Promise<OfferOut[]> {
   const viewer = ctx.viewer;
+  // Website tokens read the public offers with their questions (D11), not the shared public page.
   if (viewer.kind !== 'anonymous' && viewer.kind !== 'legacy') return loadOfferList(ctx, input, viewer);
   return publicLists.getOrLoad(`${ctx.tenant.slug}\u0000${JSON.stringify(input)}`, publicCacheMs(), () => loadOfferList(ctx, input, viewer));
 }

@@ -42,8 +42,10 @@ export function projection(ctx: ServiceContext, viewer: Viewer, where: RawBuilde
   const t = tablesOf(ctx.tenant.schema);
   // Anonymous callers see neither variants nor counts by state nor the internal fields: their page skips those
   // subqueries and only counts confirmed applications (for vacancies), which PostgreSQL and Node both feel.
+  // A website token (D11) sees the public offers with their application questions: it builds the families' form.
+  const questions = viewer.kind === 'website' ? sql`o.application_questions` : sql`null::jsonb`;
   const tokenOnly = offerReaderRole(viewer) === null
-    ? sql`null::text as comment, null::text as contact, null::jsonb as "applicationQuestions", null::json as "variantBase", '[]'::json as variants,
+    ? sql`null::text as comment, null::text as contact, ${questions} as "applicationQuestions", null::json as "variantBase", '[]'::json as variants,
       json_build_object('confirmed', (select count(*)::int from ${t('attendances')} a where a.offer_uuid = o.uuid and a.status = 'confirmed')) as counts`
     : sql`o.comment, o.contact, o.application_questions as "applicationQuestions",
       json_strip_nulls((select json_build_object('uuid', b.uuid, 'name', b.name, 'alias', b.alias) from ${t('offers')} b where b.uuid = o.variant_base_uuid)) as "variantBase",
@@ -122,6 +124,7 @@ export function toOut(ctx: ServiceContext, viewer: Viewer, r: Row, now: Date): O
     modifiedAt: r.modifiedAt,
   };
   const role = offerReaderRole(viewer);
+  if (viewer.kind === 'website') out.applicationQuestions = omitNulls(r.applicationQuestions ?? []);
   if (role !== null) {
     const ownOffer = ownsOffer(viewer, r.hosts.map((h) => h.uuid));
     out.publish = r.publish;

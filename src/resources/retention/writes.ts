@@ -1,4 +1,5 @@
 import { ageAtOffer, pseudonymFor } from '../../domain/retention.js';
+import { deleteFilesOf } from '../../engines/answer-files/index.js';
 import type { ServiceContext } from '../../platform/context.js';
 import { dbOf } from '../../platform/context.js';
 import { anyOf, inSchema, sql, tablesOf, type Executor } from '../../platform/db/sql.js';
@@ -73,6 +74,8 @@ export async function pseudonymiseBatch(ctx: ServiceContext, uuids: string[], of
             where x.value->>'type' in ('yn', 'int'))
         from unnest(${ageRows.map((r) => r.uuid)}::uuid[], ${ageRows.map((r) => r.age)}::int[]) as v(uuid, age)
         where a.uuid = v.uuid`.execute(db);
+      // Issue 21: the answer files go with their answers (D11).
+      await deleteFilesOf(db, ctx.tenant.schema, ageRows.map((r) => r.uuid));
     }
     // A child without an account is its own debtor (D8): its receipts keep the name they were made out to.
     const retainedChildren = await tx.updateTable('debtors as d').from('participants as p')

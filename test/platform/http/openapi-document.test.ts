@@ -96,3 +96,33 @@ describe('the OpenAPI document', () => {
     expect(counts.required).toEqual([...ATTENDANCE_STATES]);
   });
 });
+
+describe('the family channel and answer files in the document (issue 21)', () => {
+  it('the family-applications operations answer arrays of the named Attendance; their errors are documented', () => {
+    const submit = op('post', '/family-applications');
+    expect(submit.responses['201'].content['application/json'].schema).toEqual({ type: 'array', items: { $ref: '#/components/schemas/Attendance' } });
+    expect(Object.keys(submit.responses)).toEqual(expect.arrayContaining(['401', '403', '409', '422', '429']));
+    expect(submit.requestBody.content['application/json'].schema.properties.participants.items).toEqual({ $ref: '#/components/schemas/FamilyChild' });
+    expect(doc.components.schemas.FamilyChild.properties.wishes).toMatchObject({ maxItems: 20, items: { $ref: '#/components/schemas/FamilyWish' } });
+    expect(doc.components.schemas.FamilyAccount.required).toEqual(['email', 'firstname', 'lastname']);
+    for (const action of ['confirm', 'consent']) {
+      const o = op('post', `/family-applications/${action}`);
+      expect(o.responses['200'].content['application/json'].schema).toEqual({ type: 'array', items: { $ref: '#/components/schemas/Attendance' } });
+      expect(o.responses['404']).toBeDefined();
+      expect(o.description).toMatch(/website tokens only/);
+    }
+  });
+
+  it('POST /files takes a binary body in each accepted type, with the name as a query parameter; GET /files/{uuid} answers binary', () => {
+    const upload = op('post', '/files');
+    expect(Object.keys(upload.requestBody.content)).toEqual(['application/pdf', 'image/png', 'image/jpeg']);
+    expect(upload.requestBody.content['image/png'].schema).toEqual({ type: 'string', format: 'binary' });
+    expect(upload.parameters.map((p: any) => p.name)).toEqual(expect.arrayContaining(['name', 'Content-Disposition']));
+    expect(upload.responses['201'].content['application/json'].schema).toEqual({ $ref: '#/components/schemas/AnswerFile' });
+    expect(Object.keys(upload.responses)).toEqual(expect.arrayContaining(['413', '415']));
+    const download = op('get', '/files/{uuid}');
+    expect(Object.keys(download.responses['200'].content)).toEqual(['application/pdf', 'image/png', 'image/jpeg']);
+    expect(download.responses['200'].headers['Content-Disposition']).toBeDefined();
+    expect(doc.components.schemas.Attendance.properties.files.items.required).toEqual(['uuid', 'question', 'name', 'mimeType', 'size']);
+  });
+});

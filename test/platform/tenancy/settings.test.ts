@@ -29,6 +29,12 @@ describe('tenant settings (D2)', () => {
     expect(parseSettingAssignment('contactEmail=it@gemeinde.example')).toEqual({ key: 'contactEmail', value: 'it@gemeinde.example' });
     expect(() => parseSettingAssignment('contactEmail=not-an-address')).toThrow(/invalid value/);
     expect(settingsWithDefaults({ contactEmail: 'broken' }).contactEmail).toBeUndefined();
+    // confirmationUrlTemplate, consentUrlTemplate (issue 21, D11): a link holding {token}.
+    expect(parseSettingAssignment('confirmationUrlTemplate=https://www.example.org/bestaetigen?t={token}'))
+      .toEqual({ key: 'confirmationUrlTemplate', value: 'https://www.example.org/bestaetigen?t={token}' });
+    expect(parseSettingAssignment('consentUrlTemplate=https://www.example.org/ok/{token}')).toEqual({ key: 'consentUrlTemplate', value: 'https://www.example.org/ok/{token}' });
+    expect(() => parseSettingAssignment('confirmationUrlTemplate=https://www.example.org/bestaetigen')).toThrow(/invalid value/);
+    expect(settingsWithDefaults({}).confirmationUrlTemplate).toBeUndefined();
   });
 });
 

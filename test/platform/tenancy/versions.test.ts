@@ -19,11 +19,18 @@ const LAST = tenantMigrations.at(-1)!.name;
 
 const { h } = useHarness({ tenant: false });
 
-/** Makes a test tenant's schema one migration behind: the last migration's column and its bookkeeping row gone. */
+/** Makes a test tenant's schema one migration behind: the last migration undone (its down()) and its bookkeeping row gone. */
 async function setBack(schema: string) {
   const db = executorOf(h.orm);
-  expect(LAST).toBe('Migration20261125000300AllocationCommitRequested');
-  await sql`alter table ${sql.table(`${schema}.edition_allocations`)} drop column commit_requested_at`.execute(db);
+  const last = tenantMigrations.at(-1)!;
+  const m = new last.class(h.orm.em.getDriver(), h.orm.config);
+  await m.down();
+  const down = m.getQueries() as string[];
+  expect(down.length, `${LAST} has a down()`).toBeGreaterThan(0);
+  await db.transaction().execute(async (trx) => {
+    await sql`select set_config('search_path', ${schema}, true)`.execute(trx);
+    for (const q of down) await sql.raw(q).execute(trx);
+  });
   await sql`delete from ${sql.table(`${schema}.mikro_orm_migrations`)} where name like ${`${LAST}%`}`.execute(db);
 }
 

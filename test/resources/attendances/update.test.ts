@@ -1,4 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
+import { create as uploadFile } from '../../factories/file.factory.js';
 import { expectProblem, useHarness } from '../../harness/harness.js';
 import { uuidToBase58 } from '../../../src/platform/http/ids.js';
 import { createOffer, createOrganiser, firstcome, lot, newApplication, setColumns, transitionOk } from './helpers.js';
@@ -86,17 +87,19 @@ describe('allAlternateDates and userPriority', () => {
 describe('answers', () => {
   it('validates against the offer’s questions and returns them with label and type, in question order', async () => {
     const a = await newApplication(t, offer.uuid);
-    const res = await patch(a.uuid, { answers: { [q.txt]: 'Nüsse', [q.yn]: true, [uuidToBase58(q.int)]: 9, [q.file]: '6f1c3f0e-0000-4000-8000-0000000000aa' } });
+    // Issue 21: a file answer names an upload (POST /files) that no other application uses.
+    const file = (await uploadFile(t)).uuid;
+    const res = await patch(a.uuid, { answers: { [q.txt]: 'Nüsse', [q.yn]: true, [uuidToBase58(q.int)]: 9, [q.file]: file } });
     expect(res.status, res.text).toBe(200);
     expect(res.body.answers).toEqual([
       { question: q.yn, label: 'Schwimmer?', type: 'yn', answer: true },
       { question: q.int, label: 'Alter', type: 'int', answer: 9 },
       { question: q.txt, label: 'Allergien', type: 'txt', answer: 'Nüsse' },
-      { question: q.file, label: 'Attest', type: 'file', answer: '6f1c3f0e-0000-4000-8000-0000000000aa' },
+      { question: q.file, label: 'Attest', type: 'file', answer: file },
     ]);
     // Keys sent merge; null removes one answer.
     const next = (await patch(a.uuid, { answers: { [q.int]: 10, [q.txt]: null } })).body.answers;
-    expect(next.map((x: any) => [x.type, x.answer])).toEqual([['yn', true], ['int', 10], ['file', '6f1c3f0e-0000-4000-8000-0000000000aa']]);
+    expect(next.map((x: any) => [x.type, x.answer])).toEqual([['yn', true], ['int', 10], ['file', file]]);
     // answers: null clears them all.
     expect((await patch(a.uuid, { answers: null })).body.answers).toEqual([]);
   });

@@ -169,3 +169,77 @@ export function webhookDisabledMail(m: { webhook: string; url: string; tenantNam
     ].join('\n'),
   };
 }
+
+// ---- a family's own application (issue 21, D11) -----------------------------------------------------------
+
+/** One child of a family's application with its offers (and, once known, each application's state). */
+export type FamilyChild = { firstname: string; offers: { offerName: string; status?: AttendanceState; fee?: number | null }[] };
+
+function childBlocks(children: readonly FamilyChild[], withState: boolean): string {
+  return children.map((c) => [`${c.firstname}:`, ...c.offers.map((o) =>
+    (withState && o.status ? decisionLine({ offerName: o.offerName, status: o.status, fee: o.fee ?? null }) : `- „${o.offerName}“`))].join('\n')).join('\n\n');
+}
+
+/** The double opt-in: the family confirms its address before its applications count (D11). */
+export function familyConfirmationMail(m: { programme: string; link: string; hours: number; children: readonly FamilyChild[] }): MailText {
+  return {
+    subject: `Bitte bestätigen Sie Ihre Anmeldung: ${m.programme}`,
+    body: [
+      'Guten Tag,',
+      '',
+      `vielen Dank für Ihre Anmeldung für das Ferienprogramm (${m.programme}). Sie haben angemeldet:`,
+      '',
+      childBlocks(m.children, false),
+      '',
+      'Bitte bestätigen Sie Ihre E-Mail-Adresse mit diesem Link, damit die Anmeldung gilt:',
+      '',
+      m.link,
+      '',
+      `Der Link gilt ${m.hours} Stunden und nur einmal. Erst mit der Bestätigung wird über die Plätze entschieden; ohne sie verfällt die Anmeldung.`,
+      'Haben Sie sich nicht angemeldet, brauchen Sie nichts zu tun.',
+      '',
+      SIGNATURE,
+      '',
+    ].join('\n'),
+  };
+}
+
+/** The guardian's consent for a child whose guardian is not the applicant (D11). */
+export function guardianConsentMail(m: { programme: string; link: string; hours: number; child: string; applicant: string; offers: readonly string[] }): MailText {
+  return {
+    subject: `Einverständnis erbeten: Anmeldung von ${m.child}`,
+    body: [
+      'Guten Tag,',
+      '',
+      `${m.applicant} hat ${m.child} für das Ferienprogramm (${m.programme}) angemeldet und Sie als sorgeberechtigte Person genannt:`,
+      '',
+      ...m.offers.map((o) => `- „${o}“`),
+      '',
+      'Wenn Sie einverstanden sind, bestätigen Sie es bitte mit diesem Link:',
+      '',
+      m.link,
+      '',
+      `Der Link gilt ${m.hours} Stunden und nur einmal. Ohne Ihr Einverständnis verfällt die Anmeldung.`,
+      '',
+      SIGNATURE,
+      '',
+    ].join('\n'),
+  };
+}
+
+/** Where a family's applications stand after it applied (address vouched for by the website) or confirmed. */
+export function familyApplicationStateMail(m: { programme: string; children: readonly FamilyChild[] }): MailText {
+  return {
+    subject: `Ihre Anmeldung: ${m.programme}`,
+    body: [
+      'Guten Tag,',
+      '',
+      `Ihre Anmeldung für das Ferienprogramm (${m.programme}) ist eingegangen und bestätigt. So steht es:`,
+      '',
+      childBlocks(m.children, true),
+      '',
+      SIGNATURE,
+      '',
+    ].join('\n'),
+  };
+}

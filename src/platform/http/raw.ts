@@ -1,0 +1,116 @@
+import { createHash } from 'node:crypto';
+import type { Request, Response } from 'express';
+import type { AnyRouter } from '@trpc/server';
+import { create as contentDisposition, parse as parseContentDisposition } from 'content-disposition';
+import { fileTypeFromBuffer } from 'file-type';
+import { answerFileType } from '../../domain/answer-files.js';
+import { Problem } from './problem.js';
+
+// Bodies and answers that are files, not JSON (issue 21: answer files, D11 "Files"), once for every procedure
+// that declares them in its meta:
+// - `rawBody: { mediaTypes, maxBytes }`: the request body is the file itself with its Content-Type. It is read
+//   here (413 above `maxBytes`; a client that hangs up mid-body stores nothing, app.ts), its type is checked
+//   from the content's magic bytes (file-type) against the declared type and `mediaTypes` (415), and it reaches
+//   the procedure as the context's `upload` (the JSON input stays `{}`). Its name comes from
+//   `Content-Disposition` (`filename*` or `filename`) or the query parameter `name`.
+// - `rawResponse: { mediaTypes }`: the procedure returns `rawFile(...)`; the adapter sends its bytes with their
+//   type as an attachment (`Content-Disposition: attachment`, the security headers' `nosniff` and CSP apply).
+
+export type RawBodySpec = { mediaTypes: readonly string[]; maxBytes: number };
+export type RawResponseSpec = { mediaTypes: readonly string[] };
+
+/** A file sent as a request body: its bytes, the type found in them, the name the client gave. */
+export type RawUpload = { bytes: Buffer; mediaType: string; fileName: string | null; digest: string };
+
+type RawRoute = { method: string; re: RegExp; spec: RawBodySpec };
+
+/** The procedures whose body is a file, by method and path template. */
+export function rawBodyRoutes(router: AnyRouter): RawRoute[] {
+  const procs = router._def.procedures as Record<string, { _def: { meta?: { rawBody?: RawBodySpec; openapi?: { method: string; path: string } } } }>;
+  const out: RawRoute[] = [];
+  for (const proc of Object.values(procs)) {
+    const { rawBody, openapi } = proc._def.meta ?? {};
+    if (!rawBody || !openapi) continue;
+    const pattern = openapi.path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\\?\{([^}]+)\\?\}/g, '([^/]+)');
+    out.push({ method: openapi.method, re: new RegExp(`^${pattern}/?$`), spec: rawBody });
+  }
+  return out;
+}
+
+/** The raw-body spec of this request's route, if it has one. */
+export function rawBodySpecOf(req: Request, routes: readonly RawRoute[]): RawBodySpec | null {
+  const path = req.url.split('?')[0] ?? '';
+  return routes.find((r) => r.method === req.method && r.re.test(path))?.spec ?? null;
+}
+
+const mediaTypeOf = (header: string | undefined) => header?.split(';')[0]?.trim().toLowerCase() || null;
+
+/** The file's name: Content-Disposition's `filename*`/`filename`, else `?name=`; null when neither is sent. */
+function fileNameOf(req: Request): string | null {
+  // The parser is lenient: a header without a readable filename names nothing, and `?name=` or the default applies.
+  const header = req.headers['content-disposition'];
+  const name = header ? parseContentDisposition(header).parameters.filename : undefined;
+  if (name) return name;
+  const query = new URL(req.url, 'http://x').searchParams.get('name');
+  return query || null;
+}
+
+/**
+ * Checks a file body read under `spec` and hands it on as `upload`: empty is 422, a type that is not declared
+ * as one of `mediaTypes` or whose content is not what it says is 415.
+ */
+export async function acceptRawBody(req: Request, spec: RawBodySpec, bytes: Buffer): Promise<RawUpload> {
+  const declared = mediaTypeOf(req.headers['content-type']);
+  const fileName = fileNameOf(req);
+  if (bytes.length === 0) throw new Problem(422, 'The request body is empty; send the file itself as the body.');
+  const detected = (await fileTypeFromBuffer(bytes))?.mime ?? null;
+  const verdict = answerFileType(declared, detected, spec.mediaTypes);
+  if (!verdict.ok) throw new Problem(415, verdict.reason);
+  return { bytes, mediaType: verdict.mimeType, fileName, digest: createHash('sha256').update(bytes).digest('base64url') };
+}
+
+export function rawUploadOf(req: Request): RawUpload | undefined {
+  return (req as { rawUpload?: RawUpload }).rawUpload;
+}
+
+export function setRawUpload(req: Request, upload: RawUpload): void {
+  (req as { rawUpload?: RawUpload }).rawUpload = upload;
+}
+
+// ---- a file as the answer ---------------------------------------------------------------------------------
+
+const PLACEHOLDER = '__raw_file__:';
+// As with final-json.ts: the adapter stringifies and ends in one synchronous step, so one slot is enough.
+let pending: { key: string; file: RawFile } | null = null;
+let next = 0;
+
+export class RawFile {
+  constructor(readonly bytes: Buffer, readonly mediaType: string, readonly fileName: string) {}
+
+  /** Called by the adapter's JSON.stringify, just before the body is ended (the same tick). */
+  toJSON(): string {
+    const key = `${PLACEHOLDER}${next++}`;
+    pending = { key, file: this };
+    return key;
+  }
+}
+
+/** `bytes` as the answer of a procedure with `rawResponse`, typed as its output. */
+export function rawFile<T>(bytes: Buffer, mediaType: string, fileName: string): T {
+  return new RawFile(bytes, mediaType, fileName) as unknown as T;
+}
+
+/**
+ * When `body` is the placeholder of a file answer: sets its headers on `res` and returns its bytes; otherwise
+ * returns `body` unchanged.
+ */
+export function resolveRawFile(res: Response, body: unknown): unknown {
+  if (typeof body !== 'string' || !body.startsWith(`"${PLACEHOLDER}`)) return body;
+  const slot = pending;
+  if (!slot || body !== `"${slot.key}"`) return body;
+  pending = null;
+  res.setHeader('Content-Type', slot.file.mediaType);
+  res.setHeader('Content-Disposition', contentDisposition(slot.file.fileName, { type: 'attachment' }));
+  res.setHeader('Content-Length', String(slot.file.bytes.length));
+  return slot.file.bytes;
+}
