@@ -252,7 +252,7 @@ describe('migrate', () => {
   it('migrates the control schema and each tenant with a line per schema, and exits 1 when one fails', async () => {
     const fresh = await cli(['migrate'], { DATABASE_URL: url });
     expect(fresh.code, fresh.stderr).toBe(0);
-    expect(fresh.lines).toEqual(['control: applied Migration20261121000000Registry']);
+    expect(fresh.lines).toEqual(['control: applied Migration20261121000000Registry, Migration20261127160000TenantSuspension']);
 
     const good = slugOf('mig');
     expect((await cli(['tenant', 'add', good, '--host', `${good}.example`], { DATABASE_URL: url })).code).toBe(0);
