@@ -31,14 +31,20 @@ async function* archiveText(tx: Executor, slug: string, summary: ExportSummary):
   };
   summary.version = header.schema.version;
   yield controlLine('archive', header);
-  const tables = await schemaTables(tx, tenant.schema);
+  yield* schemaLines(tx, tenant.schema, summary);
+  yield controlLine('done', { tables: summary.tables, rows: summary.rows });
+}
+
+/** Every table of `schema` (parents first) with its rows, then the sequences: the archive's body, whatever tables there are. */
+export async function* schemaLines(tx: Executor, schema: string, summary: { tables: number; rows: number }): AsyncGenerator<string> {
+  const tables = await schemaTables(tx, schema);
   const byName = new Map(tables.map((t) => [t.name, t]));
   for (const group of loadOrder(tables)) {
     for (const name of group.tables) {
       const table = byName.get(name)!;
       yield controlLine('table', { name, columns: table.columns.map((c) => ({ name: c.name, type: c.type })) });
       let rows = 0;
-      for await (const batch of tableRows(tx, tenant.schema, name, fetchSize(table))) {
+      for await (const batch of tableRows(tx, schema, name, fetchSize(table))) {
         rows += batch.length;
         yield `${batch.join('\n')}\n`;
       }
@@ -47,8 +53,7 @@ async function* archiveText(tx: Executor, slug: string, summary: ExportSummary):
       summary.rows += rows;
     }
   }
-  yield controlLine('sequences', await schemaSequences(tx, tenant.schema));
-  yield controlLine('done', { tables: summary.tables, rows: summary.rows });
+  yield controlLine('sequences', await schemaSequences(tx, schema));
 }
 
 /** Writes the archive of `slug` to `file` (`-`: to `stdout`). */

@@ -41,7 +41,7 @@ async function assertFree(db: Executor, slug: string, schema: string, hosts: Ten
 }
 
 /** Loads the rows of the archive's tables into `schema`, checking each table's count and the archive's end. */
-async function loadRows(db: Executor, schema: string, lines: AsyncGenerator<ArchiveLine>): Promise<{ tables: number; rows: number }> {
+export async function loadRows(db: Executor, schema: string, lines: AsyncIterable<ArchiveLine>): Promise<{ tables: number; rows: number }> {
   const tables = await schemaTables(db, schema);
   const byName = new Map(tables.map((t) => [t.name, t]));
   const groups = loadOrder(tables);
