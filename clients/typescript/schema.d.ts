@@ -715,18 +715,10 @@ export interface paths {
         get: operations["bookings-get"];
         put?: never;
         post?: never;
-        /**
-         * Not allowed: bookings are never deleted (405)
-         * @description Not allowed: bookings are never deleted; this answers 405 with `Allow` (404 for an unknown record).
-         */
-        delete: operations["bookings-delete"];
+        delete?: never;
         options?: never;
         head?: never;
-        /**
-         * Not allowed: bookings are never changed (405)
-         * @description Not allowed: bookings are never changed; this answers 405 with `Allow` (404 for an unknown record).
-         */
-        patch: operations["bookings-update"];
+        patch?: never;
         trace?: never;
     };
     "/ledgers": {
@@ -817,18 +809,10 @@ export interface paths {
         get: operations["receipts-get"];
         put?: never;
         post?: never;
-        /**
-         * Not allowed: receipts are immutable, reverse instead (405)
-         * @description Not allowed: receipts are never deleted; this answers 405 with `Allow` (404 for an unknown record).
-         */
-        delete: operations["receipts-delete"];
+        delete?: never;
         options?: never;
         head?: never;
-        /**
-         * Not allowed: receipts are immutable, reverse instead (405)
-         * @description Not allowed: receipts are never changed; this answers 405 with `Allow` (404 for an unknown record).
-         */
-        patch: operations["receipts-update"];
+        patch?: never;
         trace?: never;
     };
     "/receipts/{uuid}/reverse": {
@@ -1409,11 +1393,11 @@ export interface components {
     schemas: {
         /** @description A category of offers. */
         Category: {
-            /** @example 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f */
+            /** @example 6e8f0a2b-4c6d-4e8f-9a1b-3c5d7e9f1a3b */
             uuid: string;
             /** @example Sport & Bewegung */
             name: string;
-            /** @example fussball-feriencamp */
+            /** @example sport-bewegung */
             alias: string;
             /**
              * Format: date-time
@@ -1428,25 +1412,25 @@ export interface components {
         };
         /** @description A club, institution or person offering activities. */
         Organiser: {
-            /** @example 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f */
+            /** @example 2a4c6e8f-0b1d-4f3a-8c5e-7a9b1c3d5e7f */
             uuid: string;
             /** @example TSV Musterstadt 1889 e. V. */
             name: string;
-            /** @example fussball-feriencamp */
+            /** @example tsv-musterstadt */
             alias: string;
-            /** @example katrin.mueller@familie-mueller.example */
+            /** @example jugend@tsv-musterstadt.example */
             email?: string;
-            /** @example 012345 20301 */
+            /** @example 012345 4711 */
             phone?: string;
             /** @example https://tsv-musterstadt.example */
             website?: string;
-            /** @example Ahornweg 3 */
+            /** @example Am Sportplatz 1 */
             street?: string;
             /** @example 12345 */
             zip?: string;
             /** @example Musterstadt */
             city?: string;
-            /** @example Dribbeln, passen, Tore schießen. */
+            /** @example Fußball, Turnen und Leichtathletik für Kinder ab sechs Jahren. */
             description?: string;
             /**
              * Format: date-time
@@ -1461,11 +1445,11 @@ export interface components {
         };
         /** @description One season of the programme. */
         Edition: {
-            /** @example 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f */
+            /** @example 4c3d7a57-bdf2-40ba-bd22-ac2d6e5b44f7 */
             uuid: string;
             /** @example Ferienprogramm 2027 */
             name: string;
-            /** @example fussball-feriencamp */
+            /** @example ferienprogramm-2027 */
             alias: string;
             /** @enum {string} */
             procedure: "firstcome" | "lot";
@@ -1529,7 +1513,23 @@ export interface components {
             name: string;
             /** @example fussball-feriencamp */
             alias: string;
+            /**
+             * @example {
+             *       "uuid": "4c3d7a57-bdf2-40ba-bd22-ac2d6e5b44f7",
+             *       "name": "Ferienprogramm 2027",
+             *       "alias": "ferienprogramm-2027"
+             *     }
+             */
             edition: components["schemas"]["Reference"];
+            /**
+             * @example [
+             *       {
+             *         "uuid": "2a4c6e8f-0b1d-4f3a-8c5e-7a9b1c3d5e7f",
+             *         "name": "TSV Musterstadt 1889 e. V.",
+             *         "alias": "tsv-musterstadt"
+             *       }
+             *     ]
+             */
             hosts: components["schemas"]["Reference"][];
             status: ("draft" | "completed" | "reviewed" | "published" | "cancelled" | "unpublished")[];
             /** @example Drei Tage kicken wie die Profis */
@@ -1588,6 +1588,15 @@ export interface components {
             /** @example Sportkleidung und Trinkflasche */
             bring?: string;
             wheelchairAccessible: boolean;
+            /**
+             * @example [
+             *       {
+             *         "uuid": "6e8f0a2b-4c6d-4e8f-9a1b-3c5d7e9f1a3b",
+             *         "name": "Sport & Bewegung",
+             *         "alias": "sport-bewegung"
+             *       }
+             *     ]
+             */
             categories: components["schemas"]["Reference"][];
             /** @example https://programme.example/angebote/fussball-feriencamp */
             url?: string;
@@ -1621,7 +1630,23 @@ export interface components {
                 required: boolean;
             }[];
             transitions?: ("complete" | "approve" | "unapprove" | "publish" | "cancel" | "relaunch" | "unpublish")[];
+            /**
+             * @example {
+             *       "uuid": "3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f",
+             *       "name": "Fußball-Feriencamp",
+             *       "alias": "fussball-feriencamp"
+             *     }
+             */
             variantBase?: components["schemas"]["Reference"];
+            /**
+             * @example [
+             *       {
+             *         "uuid": "8b2e4f6a-1c3d-4e5f-9a7b-2c4d6e8f0a1b",
+             *         "name": "Fußball-Feriencamp",
+             *         "alias": "fussball-feriencamp-2"
+             *       }
+             *     ]
+             */
             variants?: components["schemas"]["Reference"][];
         };
         /** @description A reference to another record (spec 2.1). */
@@ -1654,11 +1679,11 @@ export interface components {
         };
         /** @description A family: the account that applies for its children (admin only). */
         Account: {
-            /** @example 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f */
+            /** @example 7a8b9c0d-1e2f-4a3b-8c4d-5e6f7a8b9c0d */
             uuid: string;
             /** @example katrin.mueller@familie-mueller.example */
             email?: string;
-            /** @example Emma */
+            /** @example Katrin */
             firstname?: string;
             /** @example Müller */
             lastname?: string;
@@ -1672,6 +1697,18 @@ export interface components {
             zip?: string;
             /** @example Musterstadt */
             city?: string;
+            /**
+             * @example [
+             *       {
+             *         "uuid": "5e6f7a8b-9c0d-4e1f-8a2b-3c4d5e6f7a8b",
+             *         "name": "Emma Müller"
+             *       },
+             *       {
+             *         "uuid": "1d3f5a7c-9e1b-4d3f-8a5c-7e9b1d3f5a7c",
+             *         "name": "Paul Müller"
+             *       }
+             *     ]
+             */
             participants: components["schemas"]["Reference"][];
             /**
              * Format: date-time
@@ -1691,7 +1728,7 @@ export interface components {
         };
         /** @description A child (admin only). */
         Participant: {
-            /** @example 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f */
+            /** @example 5e6f7a8b-9c0d-4e1f-8a2b-3c4d5e6f7a8b */
             uuid: string;
             /** @example Emma */
             firstname?: string;
@@ -1704,7 +1741,7 @@ export interface components {
              * @example 2016-05-23
              */
             dateOfBirth?: string;
-            /** @example katrin.mueller@familie-mueller.example */
+            /** @example emma.mueller@familie-mueller.example */
             email?: string;
             /** @example 012345 20301 */
             phone?: string;
@@ -1714,6 +1751,12 @@ export interface components {
              * @example 2027-07-01T10:00:00+02:00
              */
             pseudonymisedAt?: string;
+            /**
+             * @example {
+             *       "uuid": "7a8b9c0d-1e2f-4a3b-8c4d-5e6f7a8b9c0d",
+             *       "name": "Katrin Müller"
+             *     }
+             */
             account?: components["schemas"]["Reference"];
             /**
              * Format: date-time
@@ -1732,11 +1775,37 @@ export interface components {
             uuid: string;
             /** @enum {string} */
             status: "waiting" | "confirmed" | "waitlisted" | "rejected" | "withdrawn" | "unfulfilled" | "participated" | "noshow" | "email_unconfirmed" | "consents_outstanding";
+            /**
+             * @example {
+             *       "uuid": "3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f",
+             *       "name": "Fußball-Feriencamp",
+             *       "alias": "fussball-feriencamp"
+             *     }
+             */
             offer: components["schemas"]["Reference"];
+            /**
+             * @example {
+             *       "uuid": "4c3d7a57-bdf2-40ba-bd22-ac2d6e5b44f7",
+             *       "name": "Ferienprogramm 2027",
+             *       "alias": "ferienprogramm-2027"
+             *     }
+             */
             edition: components["schemas"]["Reference"];
+            /**
+             * @example {
+             *       "uuid": "5e6f7a8b-9c0d-4e1f-8a2b-3c4d5e6f7a8b",
+             *       "name": "Emma Müller"
+             *     }
+             */
             participant?: components["schemas"]["Reference"];
             participantAge?: number;
             participantPseudonym?: string;
+            /**
+             * @example {
+             *       "uuid": "7a8b9c0d-1e2f-4a3b-8c4d-5e6f7a8b9c0d",
+             *       "name": "Katrin Müller"
+             *     }
+             */
             account?: components["schemas"]["Reference"];
             /**
              * Format: date-time
@@ -1800,11 +1869,23 @@ export interface components {
         };
         /** @description Whoever owes fees: a family account, or a participant without an account. */
         Debtor: {
-            /** @example 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f */
+            /** @example c4e6a8b0-2d4f-4a6c-8e0b-2d4f6a8c0e2b */
             uuid: string;
             /** @example Katrin Müller */
             name?: string;
+            /**
+             * @example {
+             *       "uuid": "7a8b9c0d-1e2f-4a3b-8c4d-5e6f7a8b9c0d",
+             *       "name": "Katrin Müller"
+             *     }
+             */
             account?: components["schemas"]["Reference"];
+            /**
+             * @example {
+             *       "uuid": "5e6f7a8b-9c0d-4e1f-8a2b-3c4d5e6f7a8b",
+             *       "name": "Emma Müller"
+             *     }
+             */
             participant?: components["schemas"]["Reference"];
             /**
              * @description Integer cents (1250 = 12.50 EUR).
@@ -1835,18 +1916,50 @@ export interface components {
             amount: number;
             /** @example Fußball-Feriencamp: Emma Müller */
             text?: string;
+            /**
+             * @example {
+             *       "uuid": "c4e6a8b0-2d4f-4a6c-8e0b-2d4f6a8c0e2b",
+             *       "name": "Katrin Müller"
+             *     }
+             */
             debtor: components["schemas"]["Reference"];
+            /**
+             * @example {
+             *       "uuid": "4c3d7a57-bdf2-40ba-bd22-ac2d6e5b44f7",
+             *       "name": "Ferienprogramm 2027",
+             *       "alias": "ferienprogramm-2027"
+             *     }
+             */
             edition: components["schemas"]["Reference"];
             ledger: string;
             /** @example 6c89e674-6ede-46d3-a16a-e85bd6132b0c */
             attendance?: string;
+            /**
+             * @example {
+             *       "uuid": "9a0b1c2d-3e4f-4a5b-8c6d-7e8f9a0b1c2d",
+             *       "name": "R-2027-0001"
+             *     }
+             */
             receipt?: components["schemas"]["Reference"];
         };
         /** @description A debtor's account for one edition; balance in cents is what the debtor owes. */
         Ledger: {
             /** @example 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f */
             uuid: string;
+            /**
+             * @example {
+             *       "uuid": "c4e6a8b0-2d4f-4a6c-8e0b-2d4f6a8c0e2b",
+             *       "name": "Katrin Müller"
+             *     }
+             */
             debtor: components["schemas"]["Reference"];
+            /**
+             * @example {
+             *       "uuid": "4c3d7a57-bdf2-40ba-bd22-ac2d6e5b44f7",
+             *       "name": "Ferienprogramm 2027",
+             *       "alias": "ferienprogramm-2027"
+             *     }
+             */
             edition: components["schemas"]["Reference"];
             /**
              * @description Integer cents (1250 = 12.50 EUR).
@@ -1890,10 +2003,16 @@ export interface components {
         };
         /** @description A receipt documenting a payment (or, with `reverses`, its reversal). Amounts in cents. */
         Receipt: {
-            /** @example 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f */
+            /** @example 9a0b1c2d-3e4f-4a5b-8c6d-7e8f9a0b1c2d */
             uuid: string;
             /** @example R-2027-0001 */
             number: string;
+            /**
+             * @example {
+             *       "uuid": "c4e6a8b0-2d4f-4a6c-8e0b-2d4f6a8c0e2b",
+             *       "name": "Katrin Müller"
+             *     }
+             */
             debtor: components["schemas"]["Reference"];
             items: components["schemas"]["ReceiptItem"][];
             /**
@@ -1906,8 +2025,28 @@ export interface components {
              * @example 2027-07-01T10:00:00+02:00
              */
             paidAt: string;
+            /**
+             * @example {
+             *       "uuid": "9a0b1c2d-3e4f-4a5b-8c6d-7e8f9a0b1c2d",
+             *       "name": "R-2027-0001"
+             *     }
+             */
             reverses?: components["schemas"]["Reference"];
+            /**
+             * @example {
+             *       "uuid": "e1f3a5c7-9b1d-4f3a-8c5e-7a9c1e3f5a7c",
+             *       "name": "R-2027-0002"
+             *     }
+             */
             reversedBy?: components["schemas"]["Reference"];
+            /**
+             * @example [
+             *       {
+             *         "uuid": "e1f3a5c7-9b1d-4f3a-8c5e-7a9c1e3f5a7c",
+             *         "name": "R-2027-0002"
+             *       }
+             *     ]
+             */
             reversals: components["schemas"]["Reference"][];
             /**
              * Format: date-time
@@ -2564,11 +2703,11 @@ export interface components {
         Webhook: {
             /** @example 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f */
             uuid: string;
-            /** @example https://programme.example/angebote/fussball-feriencamp */
+            /** @example https://crm.musterstadt.example/hooks/ferienprogramm */
             url: string;
             events: string[];
             enabled: boolean;
-            /** @example Dribbeln, passen, Tore schießen. */
+            /** @example Buchungssystem der Stadtverwaltung */
             description?: string;
             /**
              * Format: date-time
@@ -2607,11 +2746,11 @@ export interface components {
         WebhookWithSecret: {
             /** @example 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f */
             uuid: string;
-            /** @example https://programme.example/angebote/fussball-feriencamp */
+            /** @example https://crm.musterstadt.example/hooks/ferienprogramm */
             url: string;
             events: string[];
             enabled: boolean;
-            /** @example Dribbeln, passen, Tore schießen. */
+            /** @example Buchungssystem der Stadtverwaltung */
             description?: string;
             /**
              * Format: date-time
@@ -2679,11 +2818,15 @@ export interface components {
         /** @description RFC 9457 problem details. `type` is `/errors/<status>`, or `/validation_errors/<code>` for a 422 with violations. */
         Problem: {
             /**
+             * @description A path below the base path; `<base>/errors/<status>` and `<base>/validation_errors/<code>` serve a page that explains the type.
              * @example /errors/404
              * @example /validation_errors/c1051bb4-d103-4f74-8988-acbcafc7fdc3
              */
             type: string;
-            /** @example An error occurred */
+            /**
+             * @description The status's reason phrase, the same for every problem of that status.
+             * @example Not Found
+             */
             title: string;
             status: number;
             detail: string;
@@ -2716,8 +2859,10 @@ export interface components {
         "WWW-Authenticate": string;
         /** @description Anonymous reads: `public, max-age=60`; everything else is not stored by shared caches. */
         "Cache-Control": string;
-        /** @description The methods the record accepts. */
-        Allow: string;
+        /** @description RFC 8288 links of a list's pages: `first`, `prev` (not on the first page), `next` (while more records follow) and `last`, each the same request with another `page`. */
+        Link: string;
+        /** @description How many records match the request's filters, on all pages together. */
+        "X-Total-Count": number;
     };
     pathItems: never;
 }
@@ -2748,6 +2893,8 @@ export interface operations {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Link: components["headers"]["Link"];
+                    "X-Total-Count": components["headers"]["X-Total-Count"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2774,7 +2921,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/400",
-                     *       "title": "An error occurred",
+                     *       "title": "Bad Request",
                      *       "status": 400,
                      *       "detail": "itemsPerPage: must be a whole number between 1 and 200."
                      *     }
@@ -2794,7 +2941,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -2813,7 +2960,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -2833,7 +2980,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -2853,7 +3000,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -2876,9 +3023,9 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @example Fußball-Feriencamp */
+                    /** @example Sport & Bewegung */
                     name: string;
-                    /** @example fussball-feriencamp */
+                    /** @example sport-bewegung */
                     alias?: string;
                 };
             };
@@ -2906,7 +3053,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/400",
-                     *       "title": "An error occurred",
+                     *       "title": "Bad Request",
                      *       "status": 400,
                      *       "detail": "itemsPerPage: must be a whole number between 1 and 200."
                      *     }
@@ -2926,7 +3073,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -2945,7 +3092,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -2964,7 +3111,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/413",
-                     *       "title": "An error occurred",
+                     *       "title": "Content Too Large",
                      *       "status": 413,
                      *       "detail": "The request body is larger than 1048576 bytes."
                      *     }
@@ -2983,7 +3130,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/415",
-                     *       "title": "An error occurred",
+                     *       "title": "Unsupported Media Type",
                      *       "status": 415,
                      *       "detail": "Send the body as application/json."
                      *     }
@@ -3002,7 +3149,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/validation_errors/c1051bb4-d103-4f74-8988-acbcafc7fdc3",
-                     *       "title": "An error occurred",
+                     *       "title": "Unprocessable Content",
                      *       "status": 422,
                      *       "detail": "name: This value should not be blank.",
                      *       "violations": [
@@ -3029,7 +3176,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -3049,7 +3196,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -3106,7 +3253,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -3125,7 +3272,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -3144,7 +3291,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/404",
-                     *       "title": "An error occurred",
+                     *       "title": "Not Found",
                      *       "status": 404,
                      *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
                      *     }
@@ -3164,7 +3311,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -3184,7 +3331,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -3230,7 +3377,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -3249,7 +3396,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -3268,7 +3415,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/404",
-                     *       "title": "An error occurred",
+                     *       "title": "Not Found",
                      *       "status": 404,
                      *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
                      *     }
@@ -3287,7 +3434,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/412",
-                     *       "title": "An error occurred",
+                     *       "title": "Precondition Failed",
                      *       "status": 412,
                      *       "detail": "The record was changed since it was read (ETag W/\"…\"); read it again and repeat the change."
                      *     }
@@ -3307,7 +3454,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -3327,7 +3474,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -3354,15 +3501,15 @@ export interface operations {
         requestBody: {
             content: {
                 "application/merge-patch+json": {
-                    /** @example Fußball-Feriencamp */
+                    /** @example Sport & Bewegung */
                     name?: string | null;
-                    /** @example fussball-feriencamp */
+                    /** @example sport-bewegung */
                     alias?: string | null;
                 };
                 "application/json": {
-                    /** @example Fußball-Feriencamp */
+                    /** @example Sport & Bewegung */
                     name?: string | null;
-                    /** @example fussball-feriencamp */
+                    /** @example sport-bewegung */
                     alias?: string | null;
                 };
             };
@@ -3390,7 +3537,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/400",
-                     *       "title": "An error occurred",
+                     *       "title": "Bad Request",
                      *       "status": 400,
                      *       "detail": "itemsPerPage: must be a whole number between 1 and 200."
                      *     }
@@ -3410,7 +3557,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -3429,7 +3576,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -3448,7 +3595,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/404",
-                     *       "title": "An error occurred",
+                     *       "title": "Not Found",
                      *       "status": 404,
                      *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
                      *     }
@@ -3467,7 +3614,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/412",
-                     *       "title": "An error occurred",
+                     *       "title": "Precondition Failed",
                      *       "status": 412,
                      *       "detail": "The record was changed since it was read (ETag W/\"…\"); read it again and repeat the change."
                      *     }
@@ -3486,7 +3633,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/413",
-                     *       "title": "An error occurred",
+                     *       "title": "Content Too Large",
                      *       "status": 413,
                      *       "detail": "The request body is larger than 1048576 bytes."
                      *     }
@@ -3505,7 +3652,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/415",
-                     *       "title": "An error occurred",
+                     *       "title": "Unsupported Media Type",
                      *       "status": 415,
                      *       "detail": "Send the body as application/json."
                      *     }
@@ -3524,7 +3671,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/validation_errors/c1051bb4-d103-4f74-8988-acbcafc7fdc3",
-                     *       "title": "An error occurred",
+                     *       "title": "Unprocessable Content",
                      *       "status": 422,
                      *       "detail": "name: This value should not be blank.",
                      *       "violations": [
@@ -3551,7 +3698,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -3571,7 +3718,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -3606,6 +3753,8 @@ export interface operations {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Link: components["headers"]["Link"];
+                    "X-Total-Count": components["headers"]["X-Total-Count"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3632,7 +3781,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/400",
-                     *       "title": "An error occurred",
+                     *       "title": "Bad Request",
                      *       "status": 400,
                      *       "detail": "itemsPerPage: must be a whole number between 1 and 200."
                      *     }
@@ -3652,7 +3801,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -3671,7 +3820,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -3691,7 +3840,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -3711,7 +3860,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -3734,23 +3883,23 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @example Fußball-Feriencamp */
+                    /** @example TSV Musterstadt 1889 e. V. */
                     name: string;
-                    /** @example fussball-feriencamp */
+                    /** @example tsv-musterstadt */
                     alias?: string;
-                    /** @example katrin.mueller@familie-mueller.example */
+                    /** @example jugend@tsv-musterstadt.example */
                     email?: string | null;
-                    /** @example 012345 20301 */
+                    /** @example 012345 4711 */
                     phone?: string | null;
                     /** @example https://tsv-musterstadt.example */
                     website?: string | null;
-                    /** @example Ahornweg 3 */
+                    /** @example Am Sportplatz 1 */
                     street?: string | null;
                     /** @example 12345 */
                     zip?: string | null;
                     /** @example Musterstadt */
                     city?: string | null;
-                    /** @example Dribbeln, passen, Tore schießen. */
+                    /** @example Fußball, Turnen und Leichtathletik für Kinder ab sechs Jahren. */
                     description?: string | null;
                 };
             };
@@ -3778,7 +3927,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/400",
-                     *       "title": "An error occurred",
+                     *       "title": "Bad Request",
                      *       "status": 400,
                      *       "detail": "itemsPerPage: must be a whole number between 1 and 200."
                      *     }
@@ -3798,7 +3947,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -3817,7 +3966,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -3836,7 +3985,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/413",
-                     *       "title": "An error occurred",
+                     *       "title": "Content Too Large",
                      *       "status": 413,
                      *       "detail": "The request body is larger than 1048576 bytes."
                      *     }
@@ -3855,7 +4004,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/415",
-                     *       "title": "An error occurred",
+                     *       "title": "Unsupported Media Type",
                      *       "status": 415,
                      *       "detail": "Send the body as application/json."
                      *     }
@@ -3874,7 +4023,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/validation_errors/c1051bb4-d103-4f74-8988-acbcafc7fdc3",
-                     *       "title": "An error occurred",
+                     *       "title": "Unprocessable Content",
                      *       "status": 422,
                      *       "detail": "name: This value should not be blank.",
                      *       "violations": [
@@ -3901,7 +4050,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -3921,7 +4070,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -3978,7 +4127,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -3997,7 +4146,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -4016,7 +4165,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/404",
-                     *       "title": "An error occurred",
+                     *       "title": "Not Found",
                      *       "status": 404,
                      *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
                      *     }
@@ -4036,7 +4185,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -4056,7 +4205,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -4102,7 +4251,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -4121,7 +4270,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -4140,7 +4289,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/404",
-                     *       "title": "An error occurred",
+                     *       "title": "Not Found",
                      *       "status": 404,
                      *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
                      *     }
@@ -4159,7 +4308,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/412",
-                     *       "title": "An error occurred",
+                     *       "title": "Precondition Failed",
                      *       "status": 412,
                      *       "detail": "The record was changed since it was read (ETag W/\"…\"); read it again and repeat the change."
                      *     }
@@ -4179,7 +4328,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -4199,7 +4348,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -4226,43 +4375,43 @@ export interface operations {
         requestBody: {
             content: {
                 "application/merge-patch+json": {
-                    /** @example Fußball-Feriencamp */
+                    /** @example TSV Musterstadt 1889 e. V. */
                     name?: string | null;
-                    /** @example fussball-feriencamp */
+                    /** @example tsv-musterstadt */
                     alias?: string | null;
-                    /** @example katrin.mueller@familie-mueller.example */
+                    /** @example jugend@tsv-musterstadt.example */
                     email?: string | null;
-                    /** @example 012345 20301 */
+                    /** @example 012345 4711 */
                     phone?: string | null;
                     /** @example https://tsv-musterstadt.example */
                     website?: string | null;
-                    /** @example Ahornweg 3 */
+                    /** @example Am Sportplatz 1 */
                     street?: string | null;
                     /** @example 12345 */
                     zip?: string | null;
                     /** @example Musterstadt */
                     city?: string | null;
-                    /** @example Dribbeln, passen, Tore schießen. */
+                    /** @example Fußball, Turnen und Leichtathletik für Kinder ab sechs Jahren. */
                     description?: string | null;
                 };
                 "application/json": {
-                    /** @example Fußball-Feriencamp */
+                    /** @example TSV Musterstadt 1889 e. V. */
                     name?: string | null;
-                    /** @example fussball-feriencamp */
+                    /** @example tsv-musterstadt */
                     alias?: string | null;
-                    /** @example katrin.mueller@familie-mueller.example */
+                    /** @example jugend@tsv-musterstadt.example */
                     email?: string | null;
-                    /** @example 012345 20301 */
+                    /** @example 012345 4711 */
                     phone?: string | null;
                     /** @example https://tsv-musterstadt.example */
                     website?: string | null;
-                    /** @example Ahornweg 3 */
+                    /** @example Am Sportplatz 1 */
                     street?: string | null;
                     /** @example 12345 */
                     zip?: string | null;
                     /** @example Musterstadt */
                     city?: string | null;
-                    /** @example Dribbeln, passen, Tore schießen. */
+                    /** @example Fußball, Turnen und Leichtathletik für Kinder ab sechs Jahren. */
                     description?: string | null;
                 };
             };
@@ -4290,7 +4439,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/400",
-                     *       "title": "An error occurred",
+                     *       "title": "Bad Request",
                      *       "status": 400,
                      *       "detail": "itemsPerPage: must be a whole number between 1 and 200."
                      *     }
@@ -4310,7 +4459,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -4329,7 +4478,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -4348,7 +4497,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/404",
-                     *       "title": "An error occurred",
+                     *       "title": "Not Found",
                      *       "status": 404,
                      *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
                      *     }
@@ -4367,7 +4516,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/412",
-                     *       "title": "An error occurred",
+                     *       "title": "Precondition Failed",
                      *       "status": 412,
                      *       "detail": "The record was changed since it was read (ETag W/\"…\"); read it again and repeat the change."
                      *     }
@@ -4386,7 +4535,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/413",
-                     *       "title": "An error occurred",
+                     *       "title": "Content Too Large",
                      *       "status": 413,
                      *       "detail": "The request body is larger than 1048576 bytes."
                      *     }
@@ -4405,7 +4554,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/415",
-                     *       "title": "An error occurred",
+                     *       "title": "Unsupported Media Type",
                      *       "status": 415,
                      *       "detail": "Send the body as application/json."
                      *     }
@@ -4424,7 +4573,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/validation_errors/c1051bb4-d103-4f74-8988-acbcafc7fdc3",
-                     *       "title": "An error occurred",
+                     *       "title": "Unprocessable Content",
                      *       "status": 422,
                      *       "detail": "name: This value should not be blank.",
                      *       "violations": [
@@ -4451,7 +4600,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -4471,7 +4620,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -4506,6 +4655,8 @@ export interface operations {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Link: components["headers"]["Link"];
+                    "X-Total-Count": components["headers"]["X-Total-Count"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4532,7 +4683,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/400",
-                     *       "title": "An error occurred",
+                     *       "title": "Bad Request",
                      *       "status": 400,
                      *       "detail": "itemsPerPage: must be a whole number between 1 and 200."
                      *     }
@@ -4552,7 +4703,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -4571,7 +4722,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -4591,7 +4742,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -4611,7 +4762,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -4634,9 +4785,9 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @example Fußball-Feriencamp */
+                    /** @example Ferienprogramm 2027 */
                     name: string;
-                    /** @example fussball-feriencamp */
+                    /** @example ferienprogramm-2027 */
                     alias?: string | null;
                     /** @default firstcome */
                     procedure?: ("firstcome" | "lot") | null;
@@ -4645,7 +4796,7 @@ export interface operations {
                     /** @default false */
                     releaseParticipantLists?: boolean | null;
                     tasks?: {
-                        /** @example 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f */
+                        /** @example 4c3d7a57-bdf2-40ba-bd22-ac2d6e5b44f7 */
                         uuid?: string | null;
                         /** @enum {string} */
                         type: "holiday" | "host_editing_stage" | "show_offers" | "application_system" | "allocation" | "pay_days" | "publish_lists" | "custom";
@@ -4683,7 +4834,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/400",
-                     *       "title": "An error occurred",
+                     *       "title": "Bad Request",
                      *       "status": 400,
                      *       "detail": "itemsPerPage: must be a whole number between 1 and 200."
                      *     }
@@ -4703,7 +4854,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -4722,7 +4873,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -4741,7 +4892,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/413",
-                     *       "title": "An error occurred",
+                     *       "title": "Content Too Large",
                      *       "status": 413,
                      *       "detail": "The request body is larger than 1048576 bytes."
                      *     }
@@ -4760,7 +4911,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/415",
-                     *       "title": "An error occurred",
+                     *       "title": "Unsupported Media Type",
                      *       "status": 415,
                      *       "detail": "Send the body as application/json."
                      *     }
@@ -4779,7 +4930,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/validation_errors/c1051bb4-d103-4f74-8988-acbcafc7fdc3",
-                     *       "title": "An error occurred",
+                     *       "title": "Unprocessable Content",
                      *       "status": 422,
                      *       "detail": "name: This value should not be blank.",
                      *       "violations": [
@@ -4806,7 +4957,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -4826,7 +4977,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -4883,7 +5034,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -4902,7 +5053,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -4921,7 +5072,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/404",
-                     *       "title": "An error occurred",
+                     *       "title": "Not Found",
                      *       "status": 404,
                      *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
                      *     }
@@ -4941,7 +5092,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -4961,7 +5112,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -5007,7 +5158,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -5026,7 +5177,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -5045,7 +5196,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/404",
-                     *       "title": "An error occurred",
+                     *       "title": "Not Found",
                      *       "status": 404,
                      *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
                      *     }
@@ -5064,7 +5215,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/409",
-                     *       "title": "An error occurred",
+                     *       "title": "Conflict",
                      *       "status": 409,
                      *       "detail": "The offer 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f has 3 applications and cannot be deleted."
                      *     }
@@ -5083,7 +5234,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/412",
-                     *       "title": "An error occurred",
+                     *       "title": "Precondition Failed",
                      *       "status": 412,
                      *       "detail": "The record was changed since it was read (ETag W/\"…\"); read it again and repeat the change."
                      *     }
@@ -5103,7 +5254,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -5123,7 +5274,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -5150,15 +5301,15 @@ export interface operations {
         requestBody: {
             content: {
                 "application/merge-patch+json": {
-                    /** @example Fußball-Feriencamp */
+                    /** @example Ferienprogramm 2027 */
                     name?: string | null;
-                    /** @example fussball-feriencamp */
+                    /** @example ferienprogramm-2027 */
                     alias?: string | null;
                     procedure?: ("firstcome" | "lot") | null;
                     online?: boolean | null;
                     releaseParticipantLists?: boolean | null;
                     tasks?: {
-                        /** @example 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f */
+                        /** @example 4c3d7a57-bdf2-40ba-bd22-ac2d6e5b44f7 */
                         uuid?: string | null;
                         /** @enum {string} */
                         type: "holiday" | "host_editing_stage" | "show_offers" | "application_system" | "allocation" | "pay_days" | "publish_lists" | "custom";
@@ -5172,15 +5323,15 @@ export interface operations {
                     }[] | null;
                 };
                 "application/json": {
-                    /** @example Fußball-Feriencamp */
+                    /** @example Ferienprogramm 2027 */
                     name?: string | null;
-                    /** @example fussball-feriencamp */
+                    /** @example ferienprogramm-2027 */
                     alias?: string | null;
                     procedure?: ("firstcome" | "lot") | null;
                     online?: boolean | null;
                     releaseParticipantLists?: boolean | null;
                     tasks?: {
-                        /** @example 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f */
+                        /** @example 4c3d7a57-bdf2-40ba-bd22-ac2d6e5b44f7 */
                         uuid?: string | null;
                         /** @enum {string} */
                         type: "holiday" | "host_editing_stage" | "show_offers" | "application_system" | "allocation" | "pay_days" | "publish_lists" | "custom";
@@ -5218,7 +5369,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/400",
-                     *       "title": "An error occurred",
+                     *       "title": "Bad Request",
                      *       "status": 400,
                      *       "detail": "itemsPerPage: must be a whole number between 1 and 200."
                      *     }
@@ -5238,7 +5389,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -5257,7 +5408,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -5276,7 +5427,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/404",
-                     *       "title": "An error occurred",
+                     *       "title": "Not Found",
                      *       "status": 404,
                      *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
                      *     }
@@ -5295,7 +5446,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/412",
-                     *       "title": "An error occurred",
+                     *       "title": "Precondition Failed",
                      *       "status": 412,
                      *       "detail": "The record was changed since it was read (ETag W/\"…\"); read it again and repeat the change."
                      *     }
@@ -5314,7 +5465,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/413",
-                     *       "title": "An error occurred",
+                     *       "title": "Content Too Large",
                      *       "status": 413,
                      *       "detail": "The request body is larger than 1048576 bytes."
                      *     }
@@ -5333,7 +5484,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/415",
-                     *       "title": "An error occurred",
+                     *       "title": "Unsupported Media Type",
                      *       "status": 415,
                      *       "detail": "Send the body as application/json."
                      *     }
@@ -5352,7 +5503,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/validation_errors/c1051bb4-d103-4f74-8988-acbcafc7fdc3",
-                     *       "title": "An error occurred",
+                     *       "title": "Unprocessable Content",
                      *       "status": 422,
                      *       "detail": "name: This value should not be blank.",
                      *       "violations": [
@@ -5379,7 +5530,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -5399,7 +5550,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -5461,7 +5612,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/400",
-                     *       "title": "An error occurred",
+                     *       "title": "Bad Request",
                      *       "status": 400,
                      *       "detail": "itemsPerPage: must be a whole number between 1 and 200."
                      *     }
@@ -5481,7 +5632,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -5500,7 +5651,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -5519,7 +5670,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/404",
-                     *       "title": "An error occurred",
+                     *       "title": "Not Found",
                      *       "status": 404,
                      *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
                      *     }
@@ -5538,7 +5689,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/409",
-                     *       "title": "An error occurred",
+                     *       "title": "Conflict",
                      *       "status": 409,
                      *       "detail": "The offer 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f has 3 applications and cannot be deleted."
                      *     }
@@ -5557,7 +5708,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/413",
-                     *       "title": "An error occurred",
+                     *       "title": "Content Too Large",
                      *       "status": 413,
                      *       "detail": "The request body is larger than 1048576 bytes."
                      *     }
@@ -5576,7 +5727,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/415",
-                     *       "title": "An error occurred",
+                     *       "title": "Unsupported Media Type",
                      *       "status": 415,
                      *       "detail": "Send the body as application/json."
                      *     }
@@ -5595,7 +5746,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/validation_errors/c1051bb4-d103-4f74-8988-acbcafc7fdc3",
-                     *       "title": "An error occurred",
+                     *       "title": "Unprocessable Content",
                      *       "status": 422,
                      *       "detail": "name: This value should not be blank.",
                      *       "violations": [
@@ -5622,7 +5773,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -5642,7 +5793,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -5699,7 +5850,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/400",
-                     *       "title": "An error occurred",
+                     *       "title": "Bad Request",
                      *       "status": 400,
                      *       "detail": "itemsPerPage: must be a whole number between 1 and 200."
                      *     }
@@ -5719,7 +5870,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -5738,7 +5889,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -5757,7 +5908,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/404",
-                     *       "title": "An error occurred",
+                     *       "title": "Not Found",
                      *       "status": 404,
                      *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
                      *     }
@@ -5776,7 +5927,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/413",
-                     *       "title": "An error occurred",
+                     *       "title": "Content Too Large",
                      *       "status": 413,
                      *       "detail": "The request body is larger than 1048576 bytes."
                      *     }
@@ -5795,7 +5946,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/415",
-                     *       "title": "An error occurred",
+                     *       "title": "Unsupported Media Type",
                      *       "status": 415,
                      *       "detail": "Send the body as application/json."
                      *     }
@@ -5814,7 +5965,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/validation_errors/c1051bb4-d103-4f74-8988-acbcafc7fdc3",
-                     *       "title": "An error occurred",
+                     *       "title": "Unprocessable Content",
                      *       "status": 422,
                      *       "detail": "name: This value should not be blank.",
                      *       "violations": [
@@ -5841,7 +5992,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -5861,7 +6012,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -5908,6 +6059,8 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Cache-Control": components["headers"]["Cache-Control"];
+                    Link: components["headers"]["Link"];
+                    "X-Total-Count": components["headers"]["X-Total-Count"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5934,7 +6087,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/400",
-                     *       "title": "An error occurred",
+                     *       "title": "Bad Request",
                      *       "status": 400,
                      *       "detail": "itemsPerPage: must be a whole number between 1 and 200."
                      *     }
@@ -5954,7 +6107,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -5974,7 +6127,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -5994,7 +6147,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -6122,7 +6275,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/400",
-                     *       "title": "An error occurred",
+                     *       "title": "Bad Request",
                      *       "status": 400,
                      *       "detail": "itemsPerPage: must be a whole number between 1 and 200."
                      *     }
@@ -6142,7 +6295,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -6161,7 +6314,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -6180,7 +6333,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/413",
-                     *       "title": "An error occurred",
+                     *       "title": "Content Too Large",
                      *       "status": 413,
                      *       "detail": "The request body is larger than 1048576 bytes."
                      *     }
@@ -6199,7 +6352,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/415",
-                     *       "title": "An error occurred",
+                     *       "title": "Unsupported Media Type",
                      *       "status": 415,
                      *       "detail": "Send the body as application/json."
                      *     }
@@ -6218,7 +6371,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/validation_errors/c1051bb4-d103-4f74-8988-acbcafc7fdc3",
-                     *       "title": "An error occurred",
+                     *       "title": "Unprocessable Content",
                      *       "status": 422,
                      *       "detail": "name: This value should not be blank.",
                      *       "violations": [
@@ -6245,7 +6398,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -6265,7 +6418,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -6323,7 +6476,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -6342,7 +6495,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/404",
-                     *       "title": "An error occurred",
+                     *       "title": "Not Found",
                      *       "status": 404,
                      *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
                      *     }
@@ -6362,7 +6515,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -6382,7 +6535,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -6428,7 +6581,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -6447,7 +6600,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -6466,7 +6619,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/404",
-                     *       "title": "An error occurred",
+                     *       "title": "Not Found",
                      *       "status": 404,
                      *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
                      *     }
@@ -6485,7 +6638,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/409",
-                     *       "title": "An error occurred",
+                     *       "title": "Conflict",
                      *       "status": 409,
                      *       "detail": "The offer 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f has 3 applications and cannot be deleted."
                      *     }
@@ -6504,7 +6657,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/412",
-                     *       "title": "An error occurred",
+                     *       "title": "Precondition Failed",
                      *       "status": 412,
                      *       "detail": "The record was changed since it was read (ETag W/\"…\"); read it again and repeat the change."
                      *     }
@@ -6524,7 +6677,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -6544,7 +6697,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -6745,7 +6898,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/400",
-                     *       "title": "An error occurred",
+                     *       "title": "Bad Request",
                      *       "status": 400,
                      *       "detail": "itemsPerPage: must be a whole number between 1 and 200."
                      *     }
@@ -6765,7 +6918,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -6784,7 +6937,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -6803,7 +6956,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/404",
-                     *       "title": "An error occurred",
+                     *       "title": "Not Found",
                      *       "status": 404,
                      *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
                      *     }
@@ -6822,7 +6975,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/412",
-                     *       "title": "An error occurred",
+                     *       "title": "Precondition Failed",
                      *       "status": 412,
                      *       "detail": "The record was changed since it was read (ETag W/\"…\"); read it again and repeat the change."
                      *     }
@@ -6841,7 +6994,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/413",
-                     *       "title": "An error occurred",
+                     *       "title": "Content Too Large",
                      *       "status": 413,
                      *       "detail": "The request body is larger than 1048576 bytes."
                      *     }
@@ -6860,7 +7013,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/415",
-                     *       "title": "An error occurred",
+                     *       "title": "Unsupported Media Type",
                      *       "status": 415,
                      *       "detail": "Send the body as application/json."
                      *     }
@@ -6879,7 +7032,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/validation_errors/c1051bb4-d103-4f74-8988-acbcafc7fdc3",
-                     *       "title": "An error occurred",
+                     *       "title": "Unprocessable Content",
                      *       "status": 422,
                      *       "detail": "name: This value should not be blank.",
                      *       "violations": [
@@ -6906,7 +7059,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -6926,7 +7079,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -6987,7 +7140,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/400",
-                     *       "title": "An error occurred",
+                     *       "title": "Bad Request",
                      *       "status": 400,
                      *       "detail": "itemsPerPage: must be a whole number between 1 and 200."
                      *     }
@@ -7007,7 +7160,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -7026,7 +7179,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -7045,7 +7198,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/404",
-                     *       "title": "An error occurred",
+                     *       "title": "Not Found",
                      *       "status": 404,
                      *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
                      *     }
@@ -7064,7 +7217,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/409",
-                     *       "title": "An error occurred",
+                     *       "title": "Conflict",
                      *       "status": 409,
                      *       "detail": "The offer 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f has 3 applications and cannot be deleted."
                      *     }
@@ -7083,7 +7236,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/413",
-                     *       "title": "An error occurred",
+                     *       "title": "Content Too Large",
                      *       "status": 413,
                      *       "detail": "The request body is larger than 1048576 bytes."
                      *     }
@@ -7102,7 +7255,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/415",
-                     *       "title": "An error occurred",
+                     *       "title": "Unsupported Media Type",
                      *       "status": 415,
                      *       "detail": "Send the body as application/json."
                      *     }
@@ -7121,7 +7274,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/validation_errors/c1051bb4-d103-4f74-8988-acbcafc7fdc3",
-                     *       "title": "An error occurred",
+                     *       "title": "Unprocessable Content",
                      *       "status": 422,
                      *       "detail": "name: This value should not be blank.",
                      *       "violations": [
@@ -7148,7 +7301,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -7168,7 +7321,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -7222,7 +7375,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/400",
-                     *       "title": "An error occurred",
+                     *       "title": "Bad Request",
                      *       "status": 400,
                      *       "detail": "itemsPerPage: must be a whole number between 1 and 200."
                      *     }
@@ -7242,7 +7395,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -7261,7 +7414,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -7280,7 +7433,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/404",
-                     *       "title": "An error occurred",
+                     *       "title": "Not Found",
                      *       "status": 404,
                      *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
                      *     }
@@ -7299,7 +7452,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/413",
-                     *       "title": "An error occurred",
+                     *       "title": "Content Too Large",
                      *       "status": 413,
                      *       "detail": "The request body is larger than 1048576 bytes."
                      *     }
@@ -7318,7 +7471,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/415",
-                     *       "title": "An error occurred",
+                     *       "title": "Unsupported Media Type",
                      *       "status": 415,
                      *       "detail": "Send the body as application/json."
                      *     }
@@ -7337,7 +7490,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/validation_errors/c1051bb4-d103-4f74-8988-acbcafc7fdc3",
-                     *       "title": "An error occurred",
+                     *       "title": "Unprocessable Content",
                      *       "status": 422,
                      *       "detail": "name: This value should not be blank.",
                      *       "violations": [
@@ -7364,7 +7517,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -7384,7 +7537,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -7435,7 +7588,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/400",
-                     *       "title": "An error occurred",
+                     *       "title": "Bad Request",
                      *       "status": 400,
                      *       "detail": "itemsPerPage: must be a whole number between 1 and 200."
                      *     }
@@ -7455,7 +7608,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -7474,7 +7627,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -7493,7 +7646,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/404",
-                     *       "title": "An error occurred",
+                     *       "title": "Not Found",
                      *       "status": 404,
                      *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
                      *     }
@@ -7512,7 +7665,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/413",
-                     *       "title": "An error occurred",
+                     *       "title": "Content Too Large",
                      *       "status": 413,
                      *       "detail": "The request body is larger than 1048576 bytes."
                      *     }
@@ -7531,7 +7684,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/415",
-                     *       "title": "An error occurred",
+                     *       "title": "Unsupported Media Type",
                      *       "status": 415,
                      *       "detail": "Send the body as application/json."
                      *     }
@@ -7550,7 +7703,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/validation_errors/c1051bb4-d103-4f74-8988-acbcafc7fdc3",
-                     *       "title": "An error occurred",
+                     *       "title": "Unprocessable Content",
                      *       "status": 422,
                      *       "detail": "name: This value should not be blank.",
                      *       "violations": [
@@ -7577,7 +7730,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -7597,7 +7750,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -7651,7 +7804,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/400",
-                     *       "title": "An error occurred",
+                     *       "title": "Bad Request",
                      *       "status": 400,
                      *       "detail": "itemsPerPage: must be a whole number between 1 and 200."
                      *     }
@@ -7671,7 +7824,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -7690,7 +7843,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -7709,7 +7862,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/404",
-                     *       "title": "An error occurred",
+                     *       "title": "Not Found",
                      *       "status": 404,
                      *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
                      *     }
@@ -7728,7 +7881,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/413",
-                     *       "title": "An error occurred",
+                     *       "title": "Content Too Large",
                      *       "status": 413,
                      *       "detail": "The request body is larger than 1048576 bytes."
                      *     }
@@ -7747,7 +7900,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/415",
-                     *       "title": "An error occurred",
+                     *       "title": "Unsupported Media Type",
                      *       "status": 415,
                      *       "detail": "Send the body as application/json."
                      *     }
@@ -7766,7 +7919,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/validation_errors/c1051bb4-d103-4f74-8988-acbcafc7fdc3",
-                     *       "title": "An error occurred",
+                     *       "title": "Unprocessable Content",
                      *       "status": 422,
                      *       "detail": "name: This value should not be blank.",
                      *       "violations": [
@@ -7793,7 +7946,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -7813,7 +7966,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -7848,6 +8001,8 @@ export interface operations {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Link: components["headers"]["Link"];
+                    "X-Total-Count": components["headers"]["X-Total-Count"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7874,7 +8029,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/400",
-                     *       "title": "An error occurred",
+                     *       "title": "Bad Request",
                      *       "status": 400,
                      *       "detail": "itemsPerPage: must be a whole number between 1 and 200."
                      *     }
@@ -7894,7 +8049,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -7913,7 +8068,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -7933,7 +8088,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -7953,7 +8108,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -7981,7 +8136,7 @@ export interface operations {
                      * @example katrin.mueller@familie-mueller.example
                      */
                     email: string;
-                    /** @example Emma */
+                    /** @example Katrin */
                     firstname?: string | null;
                     /** @example Müller */
                     lastname?: string | null;
@@ -8019,7 +8174,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/400",
-                     *       "title": "An error occurred",
+                     *       "title": "Bad Request",
                      *       "status": 400,
                      *       "detail": "itemsPerPage: must be a whole number between 1 and 200."
                      *     }
@@ -8039,7 +8194,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -8058,7 +8213,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -8077,7 +8232,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/413",
-                     *       "title": "An error occurred",
+                     *       "title": "Content Too Large",
                      *       "status": 413,
                      *       "detail": "The request body is larger than 1048576 bytes."
                      *     }
@@ -8096,7 +8251,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/415",
-                     *       "title": "An error occurred",
+                     *       "title": "Unsupported Media Type",
                      *       "status": 415,
                      *       "detail": "Send the body as application/json."
                      *     }
@@ -8115,7 +8270,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/validation_errors/c1051bb4-d103-4f74-8988-acbcafc7fdc3",
-                     *       "title": "An error occurred",
+                     *       "title": "Unprocessable Content",
                      *       "status": 422,
                      *       "detail": "name: This value should not be blank.",
                      *       "violations": [
@@ -8142,7 +8297,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -8162,7 +8317,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -8219,7 +8374,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -8238,7 +8393,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -8257,7 +8412,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/404",
-                     *       "title": "An error occurred",
+                     *       "title": "Not Found",
                      *       "status": 404,
                      *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
                      *     }
@@ -8277,7 +8432,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -8297,7 +8452,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -8343,7 +8498,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -8362,7 +8517,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -8381,7 +8536,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/404",
-                     *       "title": "An error occurred",
+                     *       "title": "Not Found",
                      *       "status": 404,
                      *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
                      *     }
@@ -8400,7 +8555,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/412",
-                     *       "title": "An error occurred",
+                     *       "title": "Precondition Failed",
                      *       "status": 412,
                      *       "detail": "The record was changed since it was read (ETag W/\"…\"); read it again and repeat the change."
                      *     }
@@ -8420,7 +8575,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -8440,7 +8595,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -8469,7 +8624,7 @@ export interface operations {
                 "application/merge-patch+json": {
                     /** @example katrin.mueller@familie-mueller.example */
                     email?: string | null;
-                    /** @example Emma */
+                    /** @example Katrin */
                     firstname?: string | null;
                     /** @example Müller */
                     lastname?: string | null;
@@ -8485,7 +8640,7 @@ export interface operations {
                 "application/json": {
                     /** @example katrin.mueller@familie-mueller.example */
                     email?: string | null;
-                    /** @example Emma */
+                    /** @example Katrin */
                     firstname?: string | null;
                     /** @example Müller */
                     lastname?: string | null;
@@ -8523,7 +8678,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/400",
-                     *       "title": "An error occurred",
+                     *       "title": "Bad Request",
                      *       "status": 400,
                      *       "detail": "itemsPerPage: must be a whole number between 1 and 200."
                      *     }
@@ -8543,7 +8698,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -8562,7 +8717,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -8581,7 +8736,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/404",
-                     *       "title": "An error occurred",
+                     *       "title": "Not Found",
                      *       "status": 404,
                      *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
                      *     }
@@ -8600,7 +8755,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/412",
-                     *       "title": "An error occurred",
+                     *       "title": "Precondition Failed",
                      *       "status": 412,
                      *       "detail": "The record was changed since it was read (ETag W/\"…\"); read it again and repeat the change."
                      *     }
@@ -8619,7 +8774,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/413",
-                     *       "title": "An error occurred",
+                     *       "title": "Content Too Large",
                      *       "status": 413,
                      *       "detail": "The request body is larger than 1048576 bytes."
                      *     }
@@ -8638,7 +8793,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/415",
-                     *       "title": "An error occurred",
+                     *       "title": "Unsupported Media Type",
                      *       "status": 415,
                      *       "detail": "Send the body as application/json."
                      *     }
@@ -8657,7 +8812,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/validation_errors/c1051bb4-d103-4f74-8988-acbcafc7fdc3",
-                     *       "title": "An error occurred",
+                     *       "title": "Unprocessable Content",
                      *       "status": 422,
                      *       "detail": "name: This value should not be blank.",
                      *       "violations": [
@@ -8684,7 +8839,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -8704,7 +8859,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -8740,6 +8895,8 @@ export interface operations {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Link: components["headers"]["Link"];
+                    "X-Total-Count": components["headers"]["X-Total-Count"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8766,7 +8923,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/400",
-                     *       "title": "An error occurred",
+                     *       "title": "Bad Request",
                      *       "status": 400,
                      *       "detail": "itemsPerPage: must be a whole number between 1 and 200."
                      *     }
@@ -8786,7 +8943,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -8805,7 +8962,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -8825,7 +8982,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -8845,7 +9002,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -8874,7 +9031,7 @@ export interface operations {
                     lastname: string;
                     /** @example 2016-03-14 */
                     dateOfBirth?: string | null;
-                    /** @example katrin.mueller@familie-mueller.example */
+                    /** @example emma.mueller@familie-mueller.example */
                     email?: string | null;
                     /** @example 012345 20301 */
                     phone?: string | null;
@@ -8906,7 +9063,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/400",
-                     *       "title": "An error occurred",
+                     *       "title": "Bad Request",
                      *       "status": 400,
                      *       "detail": "itemsPerPage: must be a whole number between 1 and 200."
                      *     }
@@ -8926,7 +9083,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -8945,7 +9102,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -8964,7 +9121,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/413",
-                     *       "title": "An error occurred",
+                     *       "title": "Content Too Large",
                      *       "status": 413,
                      *       "detail": "The request body is larger than 1048576 bytes."
                      *     }
@@ -8983,7 +9140,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/415",
-                     *       "title": "An error occurred",
+                     *       "title": "Unsupported Media Type",
                      *       "status": 415,
                      *       "detail": "Send the body as application/json."
                      *     }
@@ -9002,7 +9159,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/validation_errors/c1051bb4-d103-4f74-8988-acbcafc7fdc3",
-                     *       "title": "An error occurred",
+                     *       "title": "Unprocessable Content",
                      *       "status": 422,
                      *       "detail": "name: This value should not be blank.",
                      *       "violations": [
@@ -9029,7 +9186,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -9049,7 +9206,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -9106,7 +9263,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -9125,7 +9282,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -9144,7 +9301,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/404",
-                     *       "title": "An error occurred",
+                     *       "title": "Not Found",
                      *       "status": 404,
                      *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
                      *     }
@@ -9164,7 +9321,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -9184,7 +9341,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -9230,7 +9387,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -9249,7 +9406,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -9268,7 +9425,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/404",
-                     *       "title": "An error occurred",
+                     *       "title": "Not Found",
                      *       "status": 404,
                      *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
                      *     }
@@ -9287,7 +9444,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/409",
-                     *       "title": "An error occurred",
+                     *       "title": "Conflict",
                      *       "status": 409,
                      *       "detail": "The offer 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f has 3 applications and cannot be deleted."
                      *     }
@@ -9306,7 +9463,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/412",
-                     *       "title": "An error occurred",
+                     *       "title": "Precondition Failed",
                      *       "status": 412,
                      *       "detail": "The record was changed since it was read (ETag W/\"…\"); read it again and repeat the change."
                      *     }
@@ -9326,7 +9483,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -9346,7 +9503,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -9379,7 +9536,7 @@ export interface operations {
                     lastname?: string | null;
                     /** @example 2016-03-14 */
                     dateOfBirth?: string | null;
-                    /** @example katrin.mueller@familie-mueller.example */
+                    /** @example emma.mueller@familie-mueller.example */
                     email?: string | null;
                     /** @example 012345 20301 */
                     phone?: string | null;
@@ -9393,7 +9550,7 @@ export interface operations {
                     lastname?: string | null;
                     /** @example 2016-03-14 */
                     dateOfBirth?: string | null;
-                    /** @example katrin.mueller@familie-mueller.example */
+                    /** @example emma.mueller@familie-mueller.example */
                     email?: string | null;
                     /** @example 012345 20301 */
                     phone?: string | null;
@@ -9425,7 +9582,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/400",
-                     *       "title": "An error occurred",
+                     *       "title": "Bad Request",
                      *       "status": 400,
                      *       "detail": "itemsPerPage: must be a whole number between 1 and 200."
                      *     }
@@ -9445,7 +9602,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -9464,7 +9621,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -9483,7 +9640,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/404",
-                     *       "title": "An error occurred",
+                     *       "title": "Not Found",
                      *       "status": 404,
                      *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
                      *     }
@@ -9502,7 +9659,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/412",
-                     *       "title": "An error occurred",
+                     *       "title": "Precondition Failed",
                      *       "status": 412,
                      *       "detail": "The record was changed since it was read (ETag W/\"…\"); read it again and repeat the change."
                      *     }
@@ -9521,7 +9678,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/413",
-                     *       "title": "An error occurred",
+                     *       "title": "Content Too Large",
                      *       "status": 413,
                      *       "detail": "The request body is larger than 1048576 bytes."
                      *     }
@@ -9540,7 +9697,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/415",
-                     *       "title": "An error occurred",
+                     *       "title": "Unsupported Media Type",
                      *       "status": 415,
                      *       "detail": "Send the body as application/json."
                      *     }
@@ -9559,7 +9716,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/validation_errors/c1051bb4-d103-4f74-8988-acbcafc7fdc3",
-                     *       "title": "An error occurred",
+                     *       "title": "Unprocessable Content",
                      *       "status": 422,
                      *       "detail": "name: This value should not be blank.",
                      *       "violations": [
@@ -9586,7 +9743,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -9606,7 +9763,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -9653,6 +9810,8 @@ export interface operations {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Link: components["headers"]["Link"];
+                    "X-Total-Count": components["headers"]["X-Total-Count"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9679,7 +9838,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/400",
-                     *       "title": "An error occurred",
+                     *       "title": "Bad Request",
                      *       "status": 400,
                      *       "detail": "itemsPerPage: must be a whole number between 1 and 200."
                      *     }
@@ -9699,7 +9858,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -9718,7 +9877,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -9737,7 +9896,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/404",
-                     *       "title": "An error occurred",
+                     *       "title": "Not Found",
                      *       "status": 404,
                      *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
                      *     }
@@ -9757,7 +9916,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -9777,7 +9936,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -9841,7 +10000,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/400",
-                     *       "title": "An error occurred",
+                     *       "title": "Bad Request",
                      *       "status": 400,
                      *       "detail": "itemsPerPage: must be a whole number between 1 and 200."
                      *     }
@@ -9861,7 +10020,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -9880,7 +10039,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -9899,7 +10058,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/413",
-                     *       "title": "An error occurred",
+                     *       "title": "Content Too Large",
                      *       "status": 413,
                      *       "detail": "The request body is larger than 1048576 bytes."
                      *     }
@@ -9918,7 +10077,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/415",
-                     *       "title": "An error occurred",
+                     *       "title": "Unsupported Media Type",
                      *       "status": 415,
                      *       "detail": "Send the body as application/json."
                      *     }
@@ -9937,7 +10096,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/validation_errors/c1051bb4-d103-4f74-8988-acbcafc7fdc3",
-                     *       "title": "An error occurred",
+                     *       "title": "Unprocessable Content",
                      *       "status": 422,
                      *       "detail": "name: This value should not be blank.",
                      *       "violations": [
@@ -9964,7 +10123,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -9984,7 +10143,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -10033,6 +10192,8 @@ export interface operations {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Link: components["headers"]["Link"];
+                    "X-Total-Count": components["headers"]["X-Total-Count"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10059,7 +10220,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/400",
-                     *       "title": "An error occurred",
+                     *       "title": "Bad Request",
                      *       "status": 400,
                      *       "detail": "itemsPerPage: must be a whole number between 1 and 200."
                      *     }
@@ -10079,7 +10240,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -10098,7 +10259,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -10117,7 +10278,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/404",
-                     *       "title": "An error occurred",
+                     *       "title": "Not Found",
                      *       "status": 404,
                      *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
                      *     }
@@ -10137,7 +10298,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -10157,7 +10318,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -10214,7 +10375,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -10233,7 +10394,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -10252,7 +10413,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/404",
-                     *       "title": "An error occurred",
+                     *       "title": "Not Found",
                      *       "status": 404,
                      *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
                      *     }
@@ -10272,7 +10433,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -10292,7 +10453,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -10338,7 +10499,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -10357,7 +10518,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -10376,7 +10537,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/404",
-                     *       "title": "An error occurred",
+                     *       "title": "Not Found",
                      *       "status": 404,
                      *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
                      *     }
@@ -10395,7 +10556,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/409",
-                     *       "title": "An error occurred",
+                     *       "title": "Conflict",
                      *       "status": 409,
                      *       "detail": "The offer 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f has 3 applications and cannot be deleted."
                      *     }
@@ -10414,7 +10575,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/412",
-                     *       "title": "An error occurred",
+                     *       "title": "Precondition Failed",
                      *       "status": 412,
                      *       "detail": "The record was changed since it was read (ETag W/\"…\"); read it again and repeat the change."
                      *     }
@@ -10434,7 +10595,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -10454,7 +10615,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -10523,7 +10684,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/400",
-                     *       "title": "An error occurred",
+                     *       "title": "Bad Request",
                      *       "status": 400,
                      *       "detail": "itemsPerPage: must be a whole number between 1 and 200."
                      *     }
@@ -10543,7 +10704,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -10562,7 +10723,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -10581,7 +10742,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/404",
-                     *       "title": "An error occurred",
+                     *       "title": "Not Found",
                      *       "status": 404,
                      *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
                      *     }
@@ -10600,7 +10761,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/409",
-                     *       "title": "An error occurred",
+                     *       "title": "Conflict",
                      *       "status": 409,
                      *       "detail": "The offer 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f has 3 applications and cannot be deleted."
                      *     }
@@ -10619,7 +10780,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/412",
-                     *       "title": "An error occurred",
+                     *       "title": "Precondition Failed",
                      *       "status": 412,
                      *       "detail": "The record was changed since it was read (ETag W/\"…\"); read it again and repeat the change."
                      *     }
@@ -10638,7 +10799,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/413",
-                     *       "title": "An error occurred",
+                     *       "title": "Content Too Large",
                      *       "status": 413,
                      *       "detail": "The request body is larger than 1048576 bytes."
                      *     }
@@ -10657,7 +10818,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/415",
-                     *       "title": "An error occurred",
+                     *       "title": "Unsupported Media Type",
                      *       "status": 415,
                      *       "detail": "Send the body as application/json."
                      *     }
@@ -10676,7 +10837,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/validation_errors/c1051bb4-d103-4f74-8988-acbcafc7fdc3",
-                     *       "title": "An error occurred",
+                     *       "title": "Unprocessable Content",
                      *       "status": 422,
                      *       "detail": "name: This value should not be blank.",
                      *       "violations": [
@@ -10703,7 +10864,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -10723,7 +10884,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -10783,7 +10944,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/400",
-                     *       "title": "An error occurred",
+                     *       "title": "Bad Request",
                      *       "status": 400,
                      *       "detail": "itemsPerPage: must be a whole number between 1 and 200."
                      *     }
@@ -10803,7 +10964,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -10822,7 +10983,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -10841,7 +11002,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/404",
-                     *       "title": "An error occurred",
+                     *       "title": "Not Found",
                      *       "status": 404,
                      *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
                      *     }
@@ -10860,7 +11021,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/409",
-                     *       "title": "An error occurred",
+                     *       "title": "Conflict",
                      *       "status": 409,
                      *       "detail": "The offer 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f has 3 applications and cannot be deleted."
                      *     }
@@ -10879,7 +11040,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/413",
-                     *       "title": "An error occurred",
+                     *       "title": "Content Too Large",
                      *       "status": 413,
                      *       "detail": "The request body is larger than 1048576 bytes."
                      *     }
@@ -10898,7 +11059,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/415",
-                     *       "title": "An error occurred",
+                     *       "title": "Unsupported Media Type",
                      *       "status": 415,
                      *       "detail": "Send the body as application/json."
                      *     }
@@ -10917,7 +11078,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/validation_errors/c1051bb4-d103-4f74-8988-acbcafc7fdc3",
-                     *       "title": "An error occurred",
+                     *       "title": "Unprocessable Content",
                      *       "status": 422,
                      *       "detail": "name: This value should not be blank.",
                      *       "violations": [
@@ -10944,7 +11105,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -10964,7 +11125,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -11025,7 +11186,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/400",
-                     *       "title": "An error occurred",
+                     *       "title": "Bad Request",
                      *       "status": 400,
                      *       "detail": "itemsPerPage: must be a whole number between 1 and 200."
                      *     }
@@ -11045,7 +11206,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -11064,7 +11225,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -11083,7 +11244,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/404",
-                     *       "title": "An error occurred",
+                     *       "title": "Not Found",
                      *       "status": 404,
                      *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
                      *     }
@@ -11102,7 +11263,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/409",
-                     *       "title": "An error occurred",
+                     *       "title": "Conflict",
                      *       "status": 409,
                      *       "detail": "The offer 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f has 3 applications and cannot be deleted."
                      *     }
@@ -11121,7 +11282,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/413",
-                     *       "title": "An error occurred",
+                     *       "title": "Content Too Large",
                      *       "status": 413,
                      *       "detail": "The request body is larger than 1048576 bytes."
                      *     }
@@ -11140,7 +11301,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/415",
-                     *       "title": "An error occurred",
+                     *       "title": "Unsupported Media Type",
                      *       "status": 415,
                      *       "detail": "Send the body as application/json."
                      *     }
@@ -11159,7 +11320,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/validation_errors/c1051bb4-d103-4f74-8988-acbcafc7fdc3",
-                     *       "title": "An error occurred",
+                     *       "title": "Unprocessable Content",
                      *       "status": 422,
                      *       "detail": "name: This value should not be blank.",
                      *       "violations": [
@@ -11186,7 +11347,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -11206,7 +11367,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -11240,6 +11401,8 @@ export interface operations {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Link: components["headers"]["Link"];
+                    "X-Total-Count": components["headers"]["X-Total-Count"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11266,7 +11429,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/400",
-                     *       "title": "An error occurred",
+                     *       "title": "Bad Request",
                      *       "status": 400,
                      *       "detail": "itemsPerPage: must be a whole number between 1 and 200."
                      *     }
@@ -11286,7 +11449,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -11305,7 +11468,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -11325,7 +11488,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -11345,7 +11508,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -11402,7 +11565,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -11421,7 +11584,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -11440,7 +11603,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/404",
-                     *       "title": "An error occurred",
+                     *       "title": "Not Found",
                      *       "status": 404,
                      *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
                      *     }
@@ -11460,7 +11623,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -11480,7 +11643,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -11517,6 +11680,8 @@ export interface operations {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Link: components["headers"]["Link"];
+                    "X-Total-Count": components["headers"]["X-Total-Count"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11543,7 +11708,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/400",
-                     *       "title": "An error occurred",
+                     *       "title": "Bad Request",
                      *       "status": 400,
                      *       "detail": "itemsPerPage: must be a whole number between 1 and 200."
                      *     }
@@ -11563,7 +11728,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -11582,7 +11747,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -11602,7 +11767,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -11622,7 +11787,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -11679,7 +11844,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -11698,7 +11863,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -11717,7 +11882,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/404",
-                     *       "title": "An error occurred",
+                     *       "title": "Not Found",
                      *       "status": 404,
                      *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
                      *     }
@@ -11737,7 +11902,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -11757,271 +11922,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
-                     *       "status": 503,
-                     *       "detail": "The service cannot reach its database right now; retry in a few seconds."
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    "bookings-delete": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The record's UUID, or its 22-character base58 form. */
-                uuid: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Missing, unknown, expired or revoked token (or anonymous access switched off) */
-            401: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "/errors/401",
-                     *       "title": "An error occurred",
-                     *       "status": 401,
-                     *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The token lacks the right: read-only token on a write, legacy token, organiser outside its offers, or a role that may not do this */
-            403: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "/errors/403",
-                     *       "title": "An error occurred",
-                     *       "status": 403,
-                     *       "detail": "This token is read-only and may not change anything."
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No such record (or not visible to the caller); a malformed identifier is 404 too */
-            404: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "/errors/404",
-                     *       "title": "An error occurred",
-                     *       "status": 404,
-                     *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The record is never changed or deleted */
-            405: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    Allow: components["headers"]["Allow"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "/errors/405",
-                     *       "title": "An error occurred",
-                     *       "status": 405,
-                     *       "detail": "A receipt is never changed: reverse it instead (POST /receipts/{uuid}/reverse)."
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Rate limit exceeded: wait `Retry-After` seconds */
-            429: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "/errors/429",
-                     *       "title": "An error occurred",
-                     *       "status": 429,
-                     *       "detail": "Too many requests; retry in 3 seconds."
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
-            503: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "/errors/503",
-                     *       "title": "An error occurred",
-                     *       "status": 503,
-                     *       "detail": "The service cannot reach its database right now; retry in a few seconds."
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    "bookings-update": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The record's UUID, or its 22-character base58 form. */
-                uuid: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Missing, unknown, expired or revoked token (or anonymous access switched off) */
-            401: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "/errors/401",
-                     *       "title": "An error occurred",
-                     *       "status": 401,
-                     *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The token lacks the right: read-only token on a write, legacy token, organiser outside its offers, or a role that may not do this */
-            403: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "/errors/403",
-                     *       "title": "An error occurred",
-                     *       "status": 403,
-                     *       "detail": "This token is read-only and may not change anything."
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No such record (or not visible to the caller); a malformed identifier is 404 too */
-            404: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "/errors/404",
-                     *       "title": "An error occurred",
-                     *       "status": 404,
-                     *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The record is never changed or deleted */
-            405: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    Allow: components["headers"]["Allow"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "/errors/405",
-                     *       "title": "An error occurred",
-                     *       "status": 405,
-                     *       "detail": "A receipt is never changed: reverse it instead (POST /receipts/{uuid}/reverse)."
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Rate limit exceeded: wait `Retry-After` seconds */
-            429: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "/errors/429",
-                     *       "title": "An error occurred",
-                     *       "status": 429,
-                     *       "detail": "Too many requests; retry in 3 seconds."
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
-            503: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -12056,6 +11957,8 @@ export interface operations {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Link: components["headers"]["Link"];
+                    "X-Total-Count": components["headers"]["X-Total-Count"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12082,7 +11985,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/400",
-                     *       "title": "An error occurred",
+                     *       "title": "Bad Request",
                      *       "status": 400,
                      *       "detail": "itemsPerPage: must be a whole number between 1 and 200."
                      *     }
@@ -12102,7 +12005,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -12121,7 +12024,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -12141,7 +12044,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -12161,7 +12064,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -12218,7 +12121,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -12237,7 +12140,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -12256,7 +12159,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/404",
-                     *       "title": "An error occurred",
+                     *       "title": "Not Found",
                      *       "status": 404,
                      *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
                      *     }
@@ -12276,7 +12179,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -12296,7 +12199,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -12333,6 +12236,8 @@ export interface operations {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Link: components["headers"]["Link"];
+                    "X-Total-Count": components["headers"]["X-Total-Count"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12359,7 +12264,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/400",
-                     *       "title": "An error occurred",
+                     *       "title": "Bad Request",
                      *       "status": 400,
                      *       "detail": "itemsPerPage: must be a whole number between 1 and 200."
                      *     }
@@ -12379,7 +12284,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -12398,7 +12303,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -12418,7 +12323,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -12438,7 +12343,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -12508,7 +12413,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/400",
-                     *       "title": "An error occurred",
+                     *       "title": "Bad Request",
                      *       "status": 400,
                      *       "detail": "itemsPerPage: must be a whole number between 1 and 200."
                      *     }
@@ -12528,7 +12433,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -12547,7 +12452,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -12566,7 +12471,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/413",
-                     *       "title": "An error occurred",
+                     *       "title": "Content Too Large",
                      *       "status": 413,
                      *       "detail": "The request body is larger than 1048576 bytes."
                      *     }
@@ -12585,7 +12490,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/415",
-                     *       "title": "An error occurred",
+                     *       "title": "Unsupported Media Type",
                      *       "status": 415,
                      *       "detail": "Send the body as application/json."
                      *     }
@@ -12604,7 +12509,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/validation_errors/c1051bb4-d103-4f74-8988-acbcafc7fdc3",
-                     *       "title": "An error occurred",
+                     *       "title": "Unprocessable Content",
                      *       "status": 422,
                      *       "detail": "name: This value should not be blank.",
                      *       "violations": [
@@ -12631,7 +12536,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -12651,7 +12556,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -12708,7 +12613,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -12727,7 +12632,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -12746,7 +12651,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/404",
-                     *       "title": "An error occurred",
+                     *       "title": "Not Found",
                      *       "status": 404,
                      *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
                      *     }
@@ -12766,7 +12671,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -12786,271 +12691,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
-                     *       "status": 503,
-                     *       "detail": "The service cannot reach its database right now; retry in a few seconds."
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    "receipts-delete": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The record's UUID, or its 22-character base58 form. */
-                uuid: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Missing, unknown, expired or revoked token (or anonymous access switched off) */
-            401: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "/errors/401",
-                     *       "title": "An error occurred",
-                     *       "status": 401,
-                     *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The token lacks the right: read-only token on a write, legacy token, organiser outside its offers, or a role that may not do this */
-            403: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "/errors/403",
-                     *       "title": "An error occurred",
-                     *       "status": 403,
-                     *       "detail": "This token is read-only and may not change anything."
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No such record (or not visible to the caller); a malformed identifier is 404 too */
-            404: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "/errors/404",
-                     *       "title": "An error occurred",
-                     *       "status": 404,
-                     *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The record is never changed or deleted */
-            405: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    Allow: components["headers"]["Allow"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "/errors/405",
-                     *       "title": "An error occurred",
-                     *       "status": 405,
-                     *       "detail": "A receipt is never changed: reverse it instead (POST /receipts/{uuid}/reverse)."
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Rate limit exceeded: wait `Retry-After` seconds */
-            429: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "/errors/429",
-                     *       "title": "An error occurred",
-                     *       "status": 429,
-                     *       "detail": "Too many requests; retry in 3 seconds."
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
-            503: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "/errors/503",
-                     *       "title": "An error occurred",
-                     *       "status": 503,
-                     *       "detail": "The service cannot reach its database right now; retry in a few seconds."
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    "receipts-update": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The record's UUID, or its 22-character base58 form. */
-                uuid: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Missing, unknown, expired or revoked token (or anonymous access switched off) */
-            401: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "/errors/401",
-                     *       "title": "An error occurred",
-                     *       "status": 401,
-                     *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The token lacks the right: read-only token on a write, legacy token, organiser outside its offers, or a role that may not do this */
-            403: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "/errors/403",
-                     *       "title": "An error occurred",
-                     *       "status": 403,
-                     *       "detail": "This token is read-only and may not change anything."
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No such record (or not visible to the caller); a malformed identifier is 404 too */
-            404: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "/errors/404",
-                     *       "title": "An error occurred",
-                     *       "status": 404,
-                     *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The record is never changed or deleted */
-            405: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    Allow: components["headers"]["Allow"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "/errors/405",
-                     *       "title": "An error occurred",
-                     *       "status": 405,
-                     *       "detail": "A receipt is never changed: reverse it instead (POST /receipts/{uuid}/reverse)."
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Rate limit exceeded: wait `Retry-After` seconds */
-            429: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "/errors/429",
-                     *       "title": "An error occurred",
-                     *       "status": 429,
-                     *       "detail": "Too many requests; retry in 3 seconds."
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
-            503: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -13114,7 +12755,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/400",
-                     *       "title": "An error occurred",
+                     *       "title": "Bad Request",
                      *       "status": 400,
                      *       "detail": "itemsPerPage: must be a whole number between 1 and 200."
                      *     }
@@ -13134,7 +12775,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -13153,7 +12794,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -13172,7 +12813,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/404",
-                     *       "title": "An error occurred",
+                     *       "title": "Not Found",
                      *       "status": 404,
                      *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
                      *     }
@@ -13191,7 +12832,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/409",
-                     *       "title": "An error occurred",
+                     *       "title": "Conflict",
                      *       "status": 409,
                      *       "detail": "The offer 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f has 3 applications and cannot be deleted."
                      *     }
@@ -13210,7 +12851,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/413",
-                     *       "title": "An error occurred",
+                     *       "title": "Content Too Large",
                      *       "status": 413,
                      *       "detail": "The request body is larger than 1048576 bytes."
                      *     }
@@ -13229,7 +12870,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/415",
-                     *       "title": "An error occurred",
+                     *       "title": "Unsupported Media Type",
                      *       "status": 415,
                      *       "detail": "Send the body as application/json."
                      *     }
@@ -13248,7 +12889,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/validation_errors/c1051bb4-d103-4f74-8988-acbcafc7fdc3",
-                     *       "title": "An error occurred",
+                     *       "title": "Unprocessable Content",
                      *       "status": 422,
                      *       "detail": "name: This value should not be blank.",
                      *       "violations": [
@@ -13275,7 +12916,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -13295,7 +12936,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -13354,7 +12995,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/400",
-                     *       "title": "An error occurred",
+                     *       "title": "Bad Request",
                      *       "status": 400,
                      *       "detail": "itemsPerPage: must be a whole number between 1 and 200."
                      *     }
@@ -13374,7 +13015,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -13393,7 +13034,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -13413,7 +13054,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -13433,7 +13074,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -13490,7 +13131,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -13509,7 +13150,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -13528,7 +13169,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/404",
-                     *       "title": "An error occurred",
+                     *       "title": "Not Found",
                      *       "status": 404,
                      *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
                      *     }
@@ -13548,7 +13189,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -13568,7 +13209,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -13603,6 +13244,8 @@ export interface operations {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Link: components["headers"]["Link"];
+                    "X-Total-Count": components["headers"]["X-Total-Count"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13629,7 +13272,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/400",
-                     *       "title": "An error occurred",
+                     *       "title": "Bad Request",
                      *       "status": 400,
                      *       "detail": "itemsPerPage: must be a whole number between 1 and 200."
                      *     }
@@ -13649,7 +13292,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -13668,7 +13311,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -13688,7 +13331,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -13708,7 +13351,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -13739,7 +13382,7 @@ export interface operations {
                     /** @description Event types to deliver; ["*"] (the default) means every type, also types added later. */
                     events?: ("*" | "attendance.created" | "attendance.status_changed" | "attendance.transferred" | "attendance.deleted" | "offer.published" | "offer.changed" | "offer.cancelled" | "offer.relaunched" | "edition.allocated" | "edition.committed" | "receipt.created" | "receipt.reversed" | "participant.pseudonymised")[];
                     enabled?: boolean;
-                    /** @example Dribbeln, passen, Tore schießen. */
+                    /** @example Buchungssystem der Stadtverwaltung */
                     description?: string | null;
                 };
             };
@@ -13767,7 +13410,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/400",
-                     *       "title": "An error occurred",
+                     *       "title": "Bad Request",
                      *       "status": 400,
                      *       "detail": "itemsPerPage: must be a whole number between 1 and 200."
                      *     }
@@ -13787,7 +13430,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -13806,7 +13449,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -13825,7 +13468,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/413",
-                     *       "title": "An error occurred",
+                     *       "title": "Content Too Large",
                      *       "status": 413,
                      *       "detail": "The request body is larger than 1048576 bytes."
                      *     }
@@ -13844,7 +13487,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/415",
-                     *       "title": "An error occurred",
+                     *       "title": "Unsupported Media Type",
                      *       "status": 415,
                      *       "detail": "Send the body as application/json."
                      *     }
@@ -13863,7 +13506,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/validation_errors/c1051bb4-d103-4f74-8988-acbcafc7fdc3",
-                     *       "title": "An error occurred",
+                     *       "title": "Unprocessable Content",
                      *       "status": 422,
                      *       "detail": "name: This value should not be blank.",
                      *       "violations": [
@@ -13890,7 +13533,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -13910,7 +13553,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -13967,7 +13610,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -13986,7 +13629,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -14005,7 +13648,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/404",
-                     *       "title": "An error occurred",
+                     *       "title": "Not Found",
                      *       "status": 404,
                      *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
                      *     }
@@ -14025,7 +13668,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -14045,7 +13688,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -14091,7 +13734,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -14110,7 +13753,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -14129,7 +13772,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/404",
-                     *       "title": "An error occurred",
+                     *       "title": "Not Found",
                      *       "status": 404,
                      *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
                      *     }
@@ -14148,7 +13791,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/412",
-                     *       "title": "An error occurred",
+                     *       "title": "Precondition Failed",
                      *       "status": 412,
                      *       "detail": "The record was changed since it was read (ETag W/\"…\"); read it again and repeat the change."
                      *     }
@@ -14168,7 +13811,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -14188,7 +13831,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -14215,19 +13858,19 @@ export interface operations {
         requestBody: {
             content: {
                 "application/merge-patch+json": {
-                    /** @example https://programme.example/angebote/fussball-feriencamp */
+                    /** @example https://crm.musterstadt.example/hooks/ferienprogramm */
                     url?: string | null;
                     events?: ("*" | "attendance.created" | "attendance.status_changed" | "attendance.transferred" | "attendance.deleted" | "offer.published" | "offer.changed" | "offer.cancelled" | "offer.relaunched" | "edition.allocated" | "edition.committed" | "receipt.created" | "receipt.reversed" | "participant.pseudonymised")[] | null;
                     enabled?: boolean | null;
-                    /** @example Dribbeln, passen, Tore schießen. */
+                    /** @example Buchungssystem der Stadtverwaltung */
                     description?: string | null;
                 };
                 "application/json": {
-                    /** @example https://programme.example/angebote/fussball-feriencamp */
+                    /** @example https://crm.musterstadt.example/hooks/ferienprogramm */
                     url?: string | null;
                     events?: ("*" | "attendance.created" | "attendance.status_changed" | "attendance.transferred" | "attendance.deleted" | "offer.published" | "offer.changed" | "offer.cancelled" | "offer.relaunched" | "edition.allocated" | "edition.committed" | "receipt.created" | "receipt.reversed" | "participant.pseudonymised")[] | null;
                     enabled?: boolean | null;
-                    /** @example Dribbeln, passen, Tore schießen. */
+                    /** @example Buchungssystem der Stadtverwaltung */
                     description?: string | null;
                 };
             };
@@ -14255,7 +13898,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/400",
-                     *       "title": "An error occurred",
+                     *       "title": "Bad Request",
                      *       "status": 400,
                      *       "detail": "itemsPerPage: must be a whole number between 1 and 200."
                      *     }
@@ -14275,7 +13918,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -14294,7 +13937,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -14313,7 +13956,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/404",
-                     *       "title": "An error occurred",
+                     *       "title": "Not Found",
                      *       "status": 404,
                      *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
                      *     }
@@ -14332,7 +13975,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/412",
-                     *       "title": "An error occurred",
+                     *       "title": "Precondition Failed",
                      *       "status": 412,
                      *       "detail": "The record was changed since it was read (ETag W/\"…\"); read it again and repeat the change."
                      *     }
@@ -14351,7 +13994,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/413",
-                     *       "title": "An error occurred",
+                     *       "title": "Content Too Large",
                      *       "status": 413,
                      *       "detail": "The request body is larger than 1048576 bytes."
                      *     }
@@ -14370,7 +14013,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/415",
-                     *       "title": "An error occurred",
+                     *       "title": "Unsupported Media Type",
                      *       "status": 415,
                      *       "detail": "Send the body as application/json."
                      *     }
@@ -14389,7 +14032,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/validation_errors/c1051bb4-d103-4f74-8988-acbcafc7fdc3",
-                     *       "title": "An error occurred",
+                     *       "title": "Unprocessable Content",
                      *       "status": 422,
                      *       "detail": "name: This value should not be blank.",
                      *       "violations": [
@@ -14416,7 +14059,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -14436,7 +14079,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -14483,7 +14126,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/400",
-                     *       "title": "An error occurred",
+                     *       "title": "Bad Request",
                      *       "status": 400,
                      *       "detail": "itemsPerPage: must be a whole number between 1 and 200."
                      *     }
@@ -14503,7 +14146,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -14522,7 +14165,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -14541,7 +14184,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/404",
-                     *       "title": "An error occurred",
+                     *       "title": "Not Found",
                      *       "status": 404,
                      *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
                      *     }
@@ -14560,7 +14203,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/413",
-                     *       "title": "An error occurred",
+                     *       "title": "Content Too Large",
                      *       "status": 413,
                      *       "detail": "The request body is larger than 1048576 bytes."
                      *     }
@@ -14579,7 +14222,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/415",
-                     *       "title": "An error occurred",
+                     *       "title": "Unsupported Media Type",
                      *       "status": 415,
                      *       "detail": "Send the body as application/json."
                      *     }
@@ -14598,7 +14241,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/validation_errors/c1051bb4-d103-4f74-8988-acbcafc7fdc3",
-                     *       "title": "An error occurred",
+                     *       "title": "Unprocessable Content",
                      *       "status": 422,
                      *       "detail": "name: This value should not be blank.",
                      *       "violations": [
@@ -14625,7 +14268,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -14645,7 +14288,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -14680,6 +14323,8 @@ export interface operations {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Link: components["headers"]["Link"];
+                    "X-Total-Count": components["headers"]["X-Total-Count"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14706,7 +14351,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/400",
-                     *       "title": "An error occurred",
+                     *       "title": "Bad Request",
                      *       "status": 400,
                      *       "detail": "itemsPerPage: must be a whole number between 1 and 200."
                      *     }
@@ -14726,7 +14371,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -14745,7 +14390,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -14764,7 +14409,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/404",
-                     *       "title": "An error occurred",
+                     *       "title": "Not Found",
                      *       "status": 404,
                      *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
                      *     }
@@ -14784,7 +14429,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -14804,7 +14449,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -14852,7 +14497,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/400",
-                     *       "title": "An error occurred",
+                     *       "title": "Bad Request",
                      *       "status": 400,
                      *       "detail": "itemsPerPage: must be a whole number between 1 and 200."
                      *     }
@@ -14872,7 +14517,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -14891,7 +14536,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -14910,7 +14555,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/404",
-                     *       "title": "An error occurred",
+                     *       "title": "Not Found",
                      *       "status": 404,
                      *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
                      *     }
@@ -14929,7 +14574,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/409",
-                     *       "title": "An error occurred",
+                     *       "title": "Conflict",
                      *       "status": 409,
                      *       "detail": "The offer 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f has 3 applications and cannot be deleted."
                      *     }
@@ -14948,7 +14593,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/413",
-                     *       "title": "An error occurred",
+                     *       "title": "Content Too Large",
                      *       "status": 413,
                      *       "detail": "The request body is larger than 1048576 bytes."
                      *     }
@@ -14967,7 +14612,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/415",
-                     *       "title": "An error occurred",
+                     *       "title": "Unsupported Media Type",
                      *       "status": 415,
                      *       "detail": "Send the body as application/json."
                      *     }
@@ -14986,7 +14631,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/validation_errors/c1051bb4-d103-4f74-8988-acbcafc7fdc3",
-                     *       "title": "An error occurred",
+                     *       "title": "Unprocessable Content",
                      *       "status": 422,
                      *       "detail": "name: This value should not be blank.",
                      *       "violations": [
@@ -15013,7 +14658,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -15033,7 +14678,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
