@@ -116,12 +116,14 @@ async function main() {
     const app = createApp({ orm: runtime.orm, registry: runtime.registry, rateLimiter, log, trustProxy: config.trustProxy, jobs, metricsToken: config.metricsToken, outboxSource });
     // Header size, header/request/keep-alive timeouts: src/platform/http/server.ts.
     server = createHttpServer(app);
-    server.once('error', (err: NodeJS.ErrnoException) => {
+    const listenFailed = (err: NodeJS.ErrnoException) => {
       log.fatal(`start failed: ${listenProblem(config.port, err)}`);
       server = undefined;
       void shutdown('listen failed', 1);
-    });
+    };
+    server.once('error', listenFailed);
     server.listen(config.port, () => {
+      server?.off('error', listenFailed);
       log.info({ port: config.port, role, ms: Date.now() - started }, `listening on http://localhost:${config.port}/api`);
     });
   }

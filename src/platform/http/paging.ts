@@ -40,26 +40,30 @@ export const LIST_TOTAL = sql`count(*) over ()::int as "listTotal"`;
 /** The same for a typed (kysely) query: `.select([..., listTotal])`. */
 export const listTotal = sql<number>`count(*) over ()::int`.as('listTotal');
 
-/** The request's own URL (scheme, host and port as it came in) with another `page`, other parameters as sent. */
-function pageUrl(req: Request, page: number): string {
-  const q = req.url.indexOf('?');
-  const path = q < 0 ? req.url : req.url.slice(0, q);
-  const params = (q < 0 ? '' : req.url.slice(q + 1)).split('&').filter((p) => p && !/^page(=|$)/.test(p));
-  params.push(`page=${page}`);
-  return `${publicBaseUrl(req)}${path}?${params.join('&')}`;
-}
+/**
+ * A query string longer than this gets no `Link`: it would be repeated four times in the answer's headers, and
+ * clients refuse headers over 16 KiB. Real filters stay far below it (a text filter takes at most 500 characters);
+ * only unknown parameters, which the service ignores (spec 1.9), grow a query that long. `X-Total-Count` is sent.
+ */
+const MAX_LINKED_QUERY = 2000;
 
 export function pagingHeaders(req: Request, p: PageTotal): Record<string, string> {
+  const headers: Record<string, string> = { 'X-Total-Count': String(p.total) };
+  const q = req.url.indexOf('?');
+  const path = q < 0 ? req.url : req.url.slice(0, q);
+  // The other parameters as the client sent them (its own encoding), `page` replaced.
+  const params = (q < 0 ? '' : req.url.slice(q + 1)).split('&').filter((x) => x && !/^page(=|$)/.test(x));
+  if (params.join('&').length > MAX_LINKED_QUERY) return headers;
+  // The request's own address: scheme, host and port as it came in.
+  const url = (page: number) => `${publicBaseUrl(req)}${path}?${[...params, `page=${page}`].join('&')}`;
   const current = Math.floor(p.offset / p.limit) + 1;
   const last = Math.max(1, Math.ceil(p.total / p.limit));
   const links: [number, string][] = [[1, 'first']];
   if (current > 1) links.push([Math.min(current - 1, last), 'prev']);
   if (current < last) links.push([current + 1, 'next']);
   links.push([last, 'last']);
-  return {
-    'X-Total-Count': String(p.total),
-    Link: links.map(([n, rel]) => `<${pageUrl(req, n)}>; rel="${rel}"`).join(', '),
-  };
+  headers.Link = links.map(([n, rel]) => `<${url(n)}>; rel="${rel}"`).join(', ');
+  return headers;
 }
 
 /** The API's `paging` for one request: the headers go on its answer (a problem answer drops them again). */

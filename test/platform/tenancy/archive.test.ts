@@ -115,16 +115,28 @@ describe('tenant export and import', () => {
         cursor = res.body.next;
       }
     };
-    const moved = await feed(target, host, '');
+    // An event shows once every older transaction of the database cluster has ended (the feed's rule): wait for it
+    // while other work runs beside this test.
+    const eventually = async <T>(read: () => Promise<T>, done: (v: T) => boolean): Promise<T> => {
+      const deadline = Date.now() + 20_000;
+      let v = await read();
+      while (!done(v) && Date.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 200));
+        v = await read();
+      }
+      return v;
+    };
+    const original = await feed(h, t.host, '/api');
+    const moved = await eventually(() => feed(target, host, ''), (f) => f.events.length >= original.events.length);
     expect(moved.events.length).toBeGreaterThan(0);
-    expect(moved.events).toEqual((await feed(h, t.host, '/api')).events);
+    expect(moved.events).toEqual(original.events);
 
     // Numbering goes on after the copied rows (the event log's identity, restored with the sequences), and the feed
     // continues from where a reader of the new database stands.
     const draft = (await target.request('GET', '/offers?status=draft&itemsPerPage=1', { host, token: t.adminToken })).body[0];
     const published = await target.request('POST', `/offers/${draft.uuid}/transition`, { host, token: t.adminToken, body: { transition: 'publish' } });
     expect(published.status, published.text).toBe(200);
-    const after = await feed(target, host, '', moved.next);
+    const after = await eventually(() => feed(target, host, '', moved.next), (f) => f.events.length > 0);
     expect(after.events.map((e: any) => e.type)).toEqual(['offer.published']);
   }, 180_000);
 
