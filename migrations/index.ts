@@ -1,4 +1,5 @@
 import { Migration20261121000000Registry } from './control/Migration20261121000000Registry.js';
+import { Migration20261127160000TenantSuspension } from './control/Migration20261127160000TenantSuspension.js';
 import { Migration20261121000100Platform } from './tenant/Migration20261121000100Platform.js';
 import { Migration20261121001000Editions } from './tenant/Migration20261121001000Editions.js';
 import { Migration20261121002000Offers } from './tenant/Migration20261121002000Offers.js';
@@ -18,6 +19,7 @@ import { Migration20261127100000FamilyApplications } from './tenant/Migration202
 // Explicit, ordered lists (no globbing at run time). Add new migrations at the end of their list.
 export const controlMigrations = [
   { name: 'Migration20261121000000Registry', class: Migration20261121000000Registry },
+  { name: 'Migration20261127160000TenantSuspension', class: Migration20261127160000TenantSuspension },
 ];
 
 export const tenantMigrations = [

@@ -16,7 +16,10 @@ import { rawBodyRoutes, rawUploadOf } from './platform/http/raw.js';
 import { openApiHandler } from './platform/http/openapi-adapter.js';
 import { checkIfMatch, getRoutes, tagResponses } from './platform/http/conditional.js';
 import { idempotency } from './platform/http/idempotency.js';
-import { buildOpenApiDocument } from './platform/http/openapi-document.js';
+import { buildOpenApiDocument, documentFor } from './platform/http/openapi-document.js';
+import { problemStatusPage, problemTypeIndex, validationRulePage } from './platform/http/problem-types.js';
+import { publicBaseUrl } from './platform/http/public-url.js';
+import { pagingFor } from './platform/http/paging.js';
 import { docsBundle, docsPage } from './platform/http/docs.js';
 import { problemFromError } from './platform/http/errors.js';
 import { DatabaseAvailability, isClientGone } from './platform/http/availability.js';
@@ -84,18 +87,20 @@ export function createApp(deps: AppDeps) {
 
   app.use(resolveTenant(registry, { trustProxy: deps.trustProxy }));
 
-  const docs = new Map<string, Record<string, unknown>>();
+  // One document for every municipality; its `servers` is the address this request came in on (issue 24).
+  let document: Record<string, unknown> | undefined;
   app.get('/openapi.json', (req, res) => {
-    const { host, basePath } = tenantOf(req);
-    const baseUrl = `https://${host}${basePath === '/' ? '' : basePath}`;
-    let doc = docs.get(baseUrl);
-    if (!doc) docs.set(baseUrl, (doc = buildOpenApiDocument(router, baseUrl)));
+    document ??= buildOpenApiDocument(router, 'http://localhost:8080/api');
     res.setHeader('Cache-Control', 'public, max-age=300');
-    res.json(doc);
+    res.json(documentFor(document, publicBaseUrl(req)));
   });
-  // The API reference of this municipality (Scalar, from the npm package): public, before the token.
+  // The API reference of this municipality (Scalar, from the npm package) and the pages of the problem types
+  // (issue 24): public, before the token.
   app.get('/docs', docsPage);
   app.get('/docs/scalar.js', docsBundle);
+  app.get('/errors', problemTypeIndex);
+  app.get('/errors/:status', problemStatusPage);
+  app.get('/validation_errors/:code', validationRulePage);
 
   app.use(authenticate(db));
   app.use(rateLimit(deps.rateLimiter));
@@ -120,6 +125,7 @@ export function createApp(deps: AppDeps) {
       jobs: deps.jobs,
       requestId: String(res.getHeader('X-Request-Id') ?? ''),
       upload: rawUploadOf(req),
+      paging: pagingFor(req, res),
     });
     (req as unknown as { hp: { buildContext: () => TrpcContext } }).hp = { buildContext };
     try {
@@ -170,7 +176,7 @@ function securityHeaders(req: Request, res: Response, next: NextFunction) {
   for (const [k, v] of Object.entries(SECURITY_HEADERS)) res.setHeader(k, v);
   // Websites read the API from the browser; tokens travel in a header, never in cookies.
   res.setHeader('Access-Control-Allow-Origin', '*');
-  res.setHeader('Access-Control-Expose-Headers', 'ETag, RateLimit, RateLimit-Policy, Retry-After, X-Request-Id, Idempotent-Replayed, Content-Disposition');
+  res.setHeader('Access-Control-Expose-Headers', 'ETag, RateLimit, RateLimit-Policy, Retry-After, X-Request-Id, Idempotent-Replayed, Content-Disposition, Link, X-Total-Count');
   if (req.method === 'OPTIONS') {
     res.setHeader('Access-Control-Allow-Methods', 'GET, POST, PATCH, DELETE, OPTIONS');
     res.setHeader('Access-Control-Allow-Headers', 'Authorization, Content-Type, Content-Disposition, X-Request-Id, If-Match, If-None-Match, Idempotency-Key');
@@ -192,7 +198,7 @@ function cacheControl(req: Request, res: Response, next: NextFunction) {
 
 /** The fixed words of the router's paths (`offers`, `transition`, …) and of the process's own endpoints. */
 function routeWords(router: AnyRouter): Set<string> {
-  const words = new Set(['api', 'openapi.json', 'healthz', 'readyz', 'docs', 'scalar.js']);
+  const words = new Set(['api', 'openapi.json', 'healthz', 'readyz', 'docs', 'scalar.js', 'errors', 'validation_errors']);
   for (const proc of Object.values(router._def.procedures as Record<string, { _def: { meta?: { openapi?: { path: string } } } }>)) {
     for (const seg of proc._def.meta?.openapi?.path.split('/') ?? []) if (seg && !seg.startsWith('{')) words.add(seg);
   }

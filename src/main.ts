@@ -1,4 +1,5 @@
 import type { Server } from 'node:http';
+import net from 'node:net';
 import { createApp } from './app.js';
 import { createHttpServer } from './platform/http/server.js';
 import { demoWanted, loadConfig, type Role } from './platform/config.js';
@@ -25,6 +26,22 @@ function roleFromArgs(argv: string[]): Role {
   process.exit(2);
 }
 
+/** The one sentence for a port the HTTP server cannot listen on (issue 24), naming the setting to change. */
+function listenProblem(port: number, err: NodeJS.ErrnoException): string {
+  if (err.code === 'EADDRINUSE') return `port ${port} is taken by another program: stop it, or set PORT to a free port (for example PORT=${port === 65535 ? port - 1 : port + 1} npm start)`;
+  if (err.code === 'EACCES') return `port ${port} may not be used by this user (ports below 1024 need privileges): set PORT to a port above 1023`;
+  return `cannot listen on port ${port} (PORT): ${err.message}`;
+}
+
+/** Whether the HTTP port can be listened on, asked before the database starts; null when it can. */
+function portProblem(port: number): Promise<string | null> {
+  return new Promise((resolve) => {
+    const probe = net.createServer();
+    probe.once('error', (err: NodeJS.ErrnoException) => resolve(listenProblem(port, err)));
+    probe.listen(port, () => probe.close(() => resolve(null)));
+  });
+}
+
 async function main() {
   const started = Date.now();
   const role = roleFromArgs(process.argv.slice(2));
@@ -34,7 +51,7 @@ async function main() {
   const stops: (() => Promise<void>)[] = [];
   // Handlers first: a SIGTERM during start-up still closes what was opened.
   let stopping = false;
-  const shutdown = async (signal: string) => {
+  const shutdown = async (signal: string, code = 0) => {
     if (stopping) return;
     stopping = true;
     log.info({ signal }, 'shutting down');
@@ -42,10 +59,22 @@ async function main() {
     if (server) await new Promise<void>((resolve) => server!.close(() => resolve()));
     for (const stop of stops.reverse()) await stop().catch((err) => log.error({ err }, 'stop failed'));
     clearTimeout(force);
-    process.exit(0);
+    process.exit(code);
   };
   process.on('SIGTERM', () => void shutdown('SIGTERM'));
   process.on('SIGINT', () => void shutdown('SIGINT'));
+  // Issue 24: a closed terminal stops the service like SIGTERM (node would die at once and leave the embedded
+  // PostgreSQL running, owned by init).
+  process.on('SIGHUP', () => void shutdown('SIGHUP'));
+  // Issue 24: a taken PORT is said in one sentence before anything starts (and again should another program take
+  // it meanwhile, below).
+  if (role !== 'worker') {
+    const taken = await portProblem(config.port);
+    if (taken) {
+      log.fatal(`start failed: ${taken}`);
+      process.exit(1);
+    }
+  }
 
   const runtime = await openRuntime(config, log, entities);
   stops.push(() => runtime.close());
@@ -86,7 +115,15 @@ async function main() {
     const outboxSource = outboxMetricsSource(executorOf(runtime.orm), () => loadTenants(executorOf(runtime.orm)));
     const app = createApp({ orm: runtime.orm, registry: runtime.registry, rateLimiter, log, trustProxy: config.trustProxy, jobs, metricsToken: config.metricsToken, outboxSource });
     // Header size, header/request/keep-alive timeouts: src/platform/http/server.ts.
-    server = createHttpServer(app).listen(config.port, () => {
+    server = createHttpServer(app);
+    const listenFailed = (err: NodeJS.ErrnoException) => {
+      log.fatal(`start failed: ${listenProblem(config.port, err)}`);
+      server = undefined;
+      void shutdown('listen failed', 1);
+    };
+    server.once('error', listenFailed);
+    server.listen(config.port, () => {
+      server?.off('error', listenFailed);
       log.info({ port: config.port, role, ms: Date.now() - started }, `listening on http://localhost:${config.port}/api`);
     });
   }

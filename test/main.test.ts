@@ -1,13 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { runningPostmaster } from '../src/platform/db/embedded-postmaster.js';
+import { embeddedDataDir } from '../src/platform/db/embedded.js';
 import { randomPort } from './harness/processes.js';
 
 // `npm start` as an operator runs it: migrate, apply tenants/*.json, seed the demo, serve; SIGTERM stops it.
@@ -95,6 +96,23 @@ describe('npm start', () => {
     expect(proc.output()).toContain('shutting down');
   }, 120_000);
 
+  // Issue 24: `Error: listen EADDRINUSE` with a stack was all a newcomer saw.
+  it('stops with one sentence naming PORT when the port is taken, before the database starts', async () => {
+    const blocker = net.createServer();
+    await new Promise<void>((resolve) => blocker.listen(0, resolve));
+    const port = (blocker.address() as net.AddressInfo).port;
+    try {
+      const proc = start([], port);
+      expect(await proc.exited).toBe(1);
+      const fatal = proc.output().split('\n').find((l) => l.includes('start failed'))!;
+      expect(JSON.parse(fatal).msg).toBe(`start failed: port ${port} is taken by another program: stop it, or set PORT to a free port (for example PORT=${port + 1} npm start)`);
+      expect(proc.output()).not.toContain('    at ');
+      expect(proc.output()).not.toContain('migrated');
+    } finally {
+      blocker.close();
+    }
+  }, 60_000);
+
   it('refuses an unknown role', async () => {
     const proc = start(['--role', 'bogus'], 1);
     expect(await proc.exited).toBe(2);
@@ -112,11 +130,12 @@ describe('npm start when the embedded database cannot start', () => {
       const proc = start([], randomPort(), { DATABASE_URL: '', DATA_DIR: path.join(home, '.data'), EMBEDDED_PG_PORT: String(pgPort) });
       expect(await proc.exited).toBe(1);
       const fatal = proc.output().split('\n').find((l) => l.includes('start failed'))!;
-      expect(JSON.parse(fatal).msg).toMatch(new RegExp(`^start failed: the embedded PostgreSQL in \\S+ did not start on port ${pgPort} `));
+      // Issue 24: the sentence names the setting to change.
+      expect(JSON.parse(fatal).msg).toBe(`start failed: port ${pgPort} of the embedded PostgreSQL is taken by another program: set EMBEDDED_PG_PORT to a free port (for example EMBEDDED_PG_PORT=${pgPort + 1}), or DATABASE_URL to use a PostgreSQL of your own`);
       expect(fatal).not.toContain('stack');
       expect(proc.output()).not.toContain('    at ');
       // As root the cluster was placed under /var/tmp (see below): remove it.
-      const dir = JSON.parse(fatal).msg.match(/ in (\S+) did not start/)?.[1] ?? '';
+      const dir = embeddedDataDir(path.join(home, '.data'));
       if (dir.startsWith('/var/tmp/holiday-programme-')) rmSync(path.dirname(dir), { recursive: true, force: true });
     } finally {
       blocker.close();
@@ -180,3 +199,29 @@ describe('npm start with the embedded database', () => {
   }, 180_000);
 });
 
+// Issue 24: closing the terminal sends SIGHUP; node died at once and left the embedded PostgreSQL running, owned by
+// init, and the next start reused it and never stopped it.
+describe('npm start and a closed terminal', () => {
+  const home = mkdtempSync(path.join(tmpdir(), 'hp-hup-'));
+  chmodSync(home, 0o755);
+  const dataDir = path.join(home, '.data');
+  afterAll(() => {
+    const dir = embeddedDataDir(dataDir);
+    if (dir.startsWith('/var/tmp/holiday-programme-')) rmSync(path.dirname(dir), { recursive: true, force: true });
+    rmSync(home, { recursive: true, force: true });
+  });
+
+  it('stops on SIGHUP like on SIGTERM, and stops the embedded PostgreSQL it started', async () => {
+    const port = randomPort();
+    const proc = start([], port, { DATABASE_URL: '', DATA_DIR: dataDir, EMBEDDED_PG_PORT: String(randomPort()), DEMO: '0' });
+    await waitFor(proc, 'listening on', 120_000);
+    const dir = embeddedDataDir(dataDir);
+    expect(runningPostmaster(dir)).toBeDefined();
+    proc.child.kill('SIGHUP');
+    expect(await proc.exited).toBe(0);
+    expect(proc.output()).toMatch(/"signal":"SIGHUP".*"msg":"shutting down"/);
+    const deadline = Date.now() + 10_000;
+    while (runningPostmaster(dir) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    expect(runningPostmaster(dir)).toBeUndefined();
+  }, 180_000);
+});

@@ -715,18 +715,10 @@ export interface paths {
         get: operations["bookings-get"];
         put?: never;
         post?: never;
-        /**
-         * Not allowed: bookings are never deleted (405)
-         * @description Not allowed: bookings are never deleted; this answers 405 with `Allow` (404 for an unknown record).
-         */
-        delete: operations["bookings-delete"];
+        delete?: never;
         options?: never;
         head?: never;
-        /**
-         * Not allowed: bookings are never changed (405)
-         * @description Not allowed: bookings are never changed; this answers 405 with `Allow` (404 for an unknown record).
-         */
-        patch: operations["bookings-update"];
+        patch?: never;
         trace?: never;
     };
     "/ledgers": {
@@ -817,18 +809,10 @@ export interface paths {
         get: operations["receipts-get"];
         put?: never;
         post?: never;
-        /**
-         * Not allowed: receipts are immutable, reverse instead (405)
-         * @description Not allowed: receipts are never deleted; this answers 405 with `Allow` (404 for an unknown record).
-         */
-        delete: operations["receipts-delete"];
+        delete?: never;
         options?: never;
         head?: never;
-        /**
-         * Not allowed: receipts are immutable, reverse instead (405)
-         * @description Not allowed: receipts are never changed; this answers 405 with `Allow` (404 for an unknown record).
-         */
-        patch: operations["receipts-update"];
+        patch?: never;
         trace?: never;
     };
     "/receipts/{uuid}/reverse": {
@@ -1574,11 +1558,11 @@ export interface components {
         };
         /** @description A category of offers. */
         Category: {
-            /** @example 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f */
+            /** @example 6e8f0a2b-4c6d-4e8f-9a1b-3c5d7e9f1a3b */
             uuid: string;
             /** @example Sport & Bewegung */
             name: string;
-            /** @example fussball-feriencamp */
+            /** @example sport-bewegung */
             alias: string;
             /**
              * Format: date-time
@@ -1593,25 +1577,25 @@ export interface components {
         };
         /** @description A club, institution or person offering activities. */
         Organiser: {
-            /** @example 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f */
+            /** @example 2a4c6e8f-0b1d-4f3a-8c5e-7a9b1c3d5e7f */
             uuid: string;
             /** @example TSV Musterstadt 1889 e. V. */
             name: string;
-            /** @example fussball-feriencamp */
+            /** @example tsv-musterstadt */
             alias: string;
-            /** @example katrin.mueller@familie-mueller.example */
+            /** @example jugend@tsv-musterstadt.example */
             email?: string;
-            /** @example 012345 20301 */
+            /** @example 012345 4711 */
             phone?: string;
             /** @example https://tsv-musterstadt.example */
             website?: string;
-            /** @example Ahornweg 3 */
+            /** @example Am Sportplatz 1 */
             street?: string;
             /** @example 12345 */
             zip?: string;
             /** @example Musterstadt */
             city?: string;
-            /** @example Dribbeln, passen, Tore schießen. */
+            /** @example Fußball, Turnen und Leichtathletik für Kinder ab sechs Jahren. */
             description?: string;
             /**
              * Format: date-time
@@ -1626,11 +1610,11 @@ export interface components {
         };
         /** @description One season of the programme. */
         Edition: {
-            /** @example 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f */
+            /** @example 4c3d7a57-bdf2-40ba-bd22-ac2d6e5b44f7 */
             uuid: string;
             /** @example Ferienprogramm 2027 */
             name: string;
-            /** @example fussball-feriencamp */
+            /** @example ferienprogramm-2027 */
             alias: string;
             /** @enum {string} */
             procedure: "firstcome" | "lot";
@@ -1694,7 +1678,23 @@ export interface components {
             name: string;
             /** @example fussball-feriencamp */
             alias: string;
+            /**
+             * @example {
+             *       "uuid": "4c3d7a57-bdf2-40ba-bd22-ac2d6e5b44f7",
+             *       "name": "Ferienprogramm 2027",
+             *       "alias": "ferienprogramm-2027"
+             *     }
+             */
             edition: components["schemas"]["Reference"];
+            /**
+             * @example [
+             *       {
+             *         "uuid": "2a4c6e8f-0b1d-4f3a-8c5e-7a9b1c3d5e7f",
+             *         "name": "TSV Musterstadt 1889 e. V.",
+             *         "alias": "tsv-musterstadt"
+             *       }
+             *     ]
+             */
             hosts: components["schemas"]["Reference"][];
             status: ("draft" | "completed" | "reviewed" | "published" | "cancelled" | "unpublished")[];
             /** @example Drei Tage kicken wie die Profis */
@@ -1753,6 +1753,15 @@ export interface components {
             /** @example Sportkleidung und Trinkflasche */
             bring?: string;
             wheelchairAccessible: boolean;
+            /**
+             * @example [
+             *       {
+             *         "uuid": "6e8f0a2b-4c6d-4e8f-9a1b-3c5d7e9f1a3b",
+             *         "name": "Sport & Bewegung",
+             *         "alias": "sport-bewegung"
+             *       }
+             *     ]
+             */
             categories: components["schemas"]["Reference"][];
             /** @example https://programme.example/angebote/fussball-feriencamp */
             url?: string;
@@ -1786,7 +1795,23 @@ export interface components {
                 required: boolean;
             }[];
             transitions?: ("complete" | "approve" | "unapprove" | "publish" | "cancel" | "relaunch" | "unpublish")[];
+            /**
+             * @example {
+             *       "uuid": "3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f",
+             *       "name": "Fußball-Feriencamp",
+             *       "alias": "fussball-feriencamp"
+             *     }
+             */
             variantBase?: components["schemas"]["Reference"];
+            /**
+             * @example [
+             *       {
+             *         "uuid": "8b2e4f6a-1c3d-4e5f-9a7b-2c4d6e8f0a1b",
+             *         "name": "Fußball-Feriencamp",
+             *         "alias": "fussball-feriencamp-2"
+             *       }
+             *     ]
+             */
             variants?: components["schemas"]["Reference"][];
         };
         /** @description A reference to another record (spec 2.1). */
@@ -1819,11 +1844,11 @@ export interface components {
         };
         /** @description A family: the account that applies for its children (admin only). */
         Account: {
-            /** @example 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f */
+            /** @example 7a8b9c0d-1e2f-4a3b-8c4d-5e6f7a8b9c0d */
             uuid: string;
             /** @example katrin.mueller@familie-mueller.example */
             email?: string;
-            /** @example Emma */
+            /** @example Katrin */
             firstname?: string;
             /** @example Müller */
             lastname?: string;
@@ -1837,6 +1862,18 @@ export interface components {
             zip?: string;
             /** @example Musterstadt */
             city?: string;
+            /**
+             * @example [
+             *       {
+             *         "uuid": "5e6f7a8b-9c0d-4e1f-8a2b-3c4d5e6f7a8b",
+             *         "name": "Emma Müller"
+             *       },
+             *       {
+             *         "uuid": "1d3f5a7c-9e1b-4d3f-8a5c-7e9b1d3f5a7c",
+             *         "name": "Paul Müller"
+             *       }
+             *     ]
+             */
             participants: components["schemas"]["Reference"][];
             /**
              * Format: date-time
@@ -1856,7 +1893,7 @@ export interface components {
         };
         /** @description A child (admin only). */
         Participant: {
-            /** @example 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f */
+            /** @example 5e6f7a8b-9c0d-4e1f-8a2b-3c4d5e6f7a8b */
             uuid: string;
             /** @example Emma */
             firstname?: string;
@@ -1869,7 +1906,7 @@ export interface components {
              * @example 2016-05-23
              */
             dateOfBirth?: string;
-            /** @example katrin.mueller@familie-mueller.example */
+            /** @example emma.mueller@familie-mueller.example */
             email?: string;
             /** @example 012345 20301 */
             phone?: string;
@@ -1879,6 +1916,12 @@ export interface components {
              * @example 2027-07-01T10:00:00+02:00
              */
             pseudonymisedAt?: string;
+            /**
+             * @example {
+             *       "uuid": "7a8b9c0d-1e2f-4a3b-8c4d-5e6f7a8b9c0d",
+             *       "name": "Katrin Müller"
+             *     }
+             */
             account?: components["schemas"]["Reference"];
             /**
              * Format: date-time
@@ -1897,11 +1940,37 @@ export interface components {
             uuid: string;
             /** @enum {string} */
             status: "waiting" | "confirmed" | "waitlisted" | "rejected" | "withdrawn" | "unfulfilled" | "participated" | "noshow" | "email_unconfirmed" | "consents_outstanding";
+            /**
+             * @example {
+             *       "uuid": "3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f",
+             *       "name": "Fußball-Feriencamp",
+             *       "alias": "fussball-feriencamp"
+             *     }
+             */
             offer: components["schemas"]["Reference"];
+            /**
+             * @example {
+             *       "uuid": "4c3d7a57-bdf2-40ba-bd22-ac2d6e5b44f7",
+             *       "name": "Ferienprogramm 2027",
+             *       "alias": "ferienprogramm-2027"
+             *     }
+             */
             edition: components["schemas"]["Reference"];
+            /**
+             * @example {
+             *       "uuid": "5e6f7a8b-9c0d-4e1f-8a2b-3c4d5e6f7a8b",
+             *       "name": "Emma Müller"
+             *     }
+             */
             participant?: components["schemas"]["Reference"];
             participantAge?: number;
             participantPseudonym?: string;
+            /**
+             * @example {
+             *       "uuid": "7a8b9c0d-1e2f-4a3b-8c4d-5e6f7a8b9c0d",
+             *       "name": "Katrin Müller"
+             *     }
+             */
             account?: components["schemas"]["Reference"];
             /**
              * Format: date-time
@@ -1965,11 +2034,23 @@ export interface components {
         };
         /** @description Whoever owes fees: a family account, or a participant without an account. */
         Debtor: {
-            /** @example 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f */
+            /** @example c4e6a8b0-2d4f-4a6c-8e0b-2d4f6a8c0e2b */
             uuid: string;
             /** @example Katrin Müller */
             name?: string;
+            /**
+             * @example {
+             *       "uuid": "7a8b9c0d-1e2f-4a3b-8c4d-5e6f7a8b9c0d",
+             *       "name": "Katrin Müller"
+             *     }
+             */
             account?: components["schemas"]["Reference"];
+            /**
+             * @example {
+             *       "uuid": "5e6f7a8b-9c0d-4e1f-8a2b-3c4d5e6f7a8b",
+             *       "name": "Emma Müller"
+             *     }
+             */
             participant?: components["schemas"]["Reference"];
             /**
              * @description Integer cents (1250 = 12.50 EUR).
@@ -2000,18 +2081,50 @@ export interface components {
             amount: number;
             /** @example Fußball-Feriencamp: Emma Müller */
             text?: string;
+            /**
+             * @example {
+             *       "uuid": "c4e6a8b0-2d4f-4a6c-8e0b-2d4f6a8c0e2b",
+             *       "name": "Katrin Müller"
+             *     }
+             */
             debtor: components["schemas"]["Reference"];
+            /**
+             * @example {
+             *       "uuid": "4c3d7a57-bdf2-40ba-bd22-ac2d6e5b44f7",
+             *       "name": "Ferienprogramm 2027",
+             *       "alias": "ferienprogramm-2027"
+             *     }
+             */
             edition: components["schemas"]["Reference"];
             ledger: string;
             /** @example 6c89e674-6ede-46d3-a16a-e85bd6132b0c */
             attendance?: string;
+            /**
+             * @example {
+             *       "uuid": "9a0b1c2d-3e4f-4a5b-8c6d-7e8f9a0b1c2d",
+             *       "name": "R-2027-0001"
+             *     }
+             */
             receipt?: components["schemas"]["Reference"];
         };
         /** @description A debtor's account for one edition; balance in cents is what the debtor owes. */
         Ledger: {
             /** @example 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f */
             uuid: string;
+            /**
+             * @example {
+             *       "uuid": "c4e6a8b0-2d4f-4a6c-8e0b-2d4f6a8c0e2b",
+             *       "name": "Katrin Müller"
+             *     }
+             */
             debtor: components["schemas"]["Reference"];
+            /**
+             * @example {
+             *       "uuid": "4c3d7a57-bdf2-40ba-bd22-ac2d6e5b44f7",
+             *       "name": "Ferienprogramm 2027",
+             *       "alias": "ferienprogramm-2027"
+             *     }
+             */
             edition: components["schemas"]["Reference"];
             /**
              * @description Integer cents (1250 = 12.50 EUR).
@@ -2055,10 +2168,16 @@ export interface components {
         };
         /** @description A receipt documenting a payment (or, with `reverses`, its reversal). Amounts in cents. */
         Receipt: {
-            /** @example 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f */
+            /** @example 9a0b1c2d-3e4f-4a5b-8c6d-7e8f9a0b1c2d */
             uuid: string;
             /** @example R-2027-0001 */
             number: string;
+            /**
+             * @example {
+             *       "uuid": "c4e6a8b0-2d4f-4a6c-8e0b-2d4f6a8c0e2b",
+             *       "name": "Katrin Müller"
+             *     }
+             */
             debtor: components["schemas"]["Reference"];
             items: components["schemas"]["ReceiptItem"][];
             /**
@@ -2071,8 +2190,28 @@ export interface components {
              * @example 2027-07-01T10:00:00+02:00
              */
             paidAt: string;
+            /**
+             * @example {
+             *       "uuid": "9a0b1c2d-3e4f-4a5b-8c6d-7e8f9a0b1c2d",
+             *       "name": "R-2027-0001"
+             *     }
+             */
             reverses?: components["schemas"]["Reference"];
+            /**
+             * @example {
+             *       "uuid": "e1f3a5c7-9b1d-4f3a-8c5e-7a9c1e3f5a7c",
+             *       "name": "R-2027-0002"
+             *     }
+             */
             reversedBy?: components["schemas"]["Reference"];
+            /**
+             * @example [
+             *       {
+             *         "uuid": "e1f3a5c7-9b1d-4f3a-8c5e-7a9c1e3f5a7c",
+             *         "name": "R-2027-0002"
+             *       }
+             *     ]
+             */
             reversals: components["schemas"]["Reference"][];
             /**
              * Format: date-time
@@ -2733,11 +2872,11 @@ export interface components {
         Webhook: {
             /** @example 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f */
             uuid: string;
-            /** @example https://programme.example/angebote/fussball-feriencamp */
+            /** @example https://crm.musterstadt.example/hooks/ferienprogramm */
             url: string;
             events: string[];
             enabled: boolean;
-            /** @example Dribbeln, passen, Tore schießen. */
+            /** @example Buchungssystem der Stadtverwaltung */
             description?: string;
             /**
              * Format: date-time
@@ -2776,11 +2915,11 @@ export interface components {
         WebhookWithSecret: {
             /** @example 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f */
             uuid: string;
-            /** @example https://programme.example/angebote/fussball-feriencamp */
+            /** @example https://crm.musterstadt.example/hooks/ferienprogramm */
             url: string;
             events: string[];
             enabled: boolean;
-            /** @example Dribbeln, passen, Tore schießen. */
+            /** @example Buchungssystem der Stadtverwaltung */
             description?: string;
             /**
              * Format: date-time
@@ -2865,11 +3004,15 @@ export interface components {
         /** @description RFC 9457 problem details. `type` is `/errors/<status>`, or `/validation_errors/<code>` for a 422 with violations. */
         Problem: {
             /**
+             * @description A path below the base path; `<base>/errors/<status>` and `<base>/validation_errors/<code>` serve a page that explains the type.
              * @example /errors/404
              * @example /validation_errors/c1051bb4-d103-4f74-8988-acbcafc7fdc3
              */
             type: string;
-            /** @example An error occurred */
+            /**
+             * @description The status's reason phrase, the same for every problem of that status.
+             * @example Not Found
+             */
             title: string;
             status: number;
             detail: string;
@@ -2902,8 +3045,10 @@ export interface components {
         "WWW-Authenticate": string;
         /** @description Anonymous reads: `public, max-age=60`; everything else is not stored by shared caches. */
         "Cache-Control": string;
-        /** @description The methods the record accepts. */
-        Allow: string;
+        /** @description RFC 8288 links of a list's pages: `first`, `prev` (not on the first page), `next` (while more records follow) and `last`, each the same request with another `page`. */
+        Link: string;
+        /** @description How many records match the request's filters, on all pages together. */
+        "X-Total-Count": number;
     };
     pathItems: never;
 }
@@ -2934,6 +3079,8 @@ export interface operations {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Link: components["headers"]["Link"];
+                    "X-Total-Count": components["headers"]["X-Total-Count"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2960,7 +3107,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/400",
-                     *       "title": "An error occurred",
+                     *       "title": "Bad Request",
                      *       "status": 400,
                      *       "detail": "itemsPerPage: must be a whole number between 1 and 200."
                      *     }
@@ -2980,7 +3127,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -2999,7 +3146,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -3019,7 +3166,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -3039,7 +3186,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -3062,9 +3209,9 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @example Fußball-Feriencamp */
+                    /** @example Sport & Bewegung */
                     name: string;
-                    /** @example fussball-feriencamp */
+                    /** @example sport-bewegung */
                     alias?: string;
                 };
             };
@@ -3092,7 +3239,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/400",
-                     *       "title": "An error occurred",
+                     *       "title": "Bad Request",
                      *       "status": 400,
                      *       "detail": "itemsPerPage: must be a whole number between 1 and 200."
                      *     }
@@ -3112,7 +3259,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -3131,7 +3278,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -3150,7 +3297,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/413",
-                     *       "title": "An error occurred",
+                     *       "title": "Content Too Large",
                      *       "status": 413,
                      *       "detail": "The request body is larger than 1048576 bytes."
                      *     }
@@ -3169,7 +3316,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/415",
-                     *       "title": "An error occurred",
+                     *       "title": "Unsupported Media Type",
                      *       "status": 415,
                      *       "detail": "Send the body as application/json."
                      *     }
@@ -3188,7 +3335,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/validation_errors/c1051bb4-d103-4f74-8988-acbcafc7fdc3",
-                     *       "title": "An error occurred",
+                     *       "title": "Unprocessable Content",
                      *       "status": 422,
                      *       "detail": "name: This value should not be blank.",
                      *       "violations": [
@@ -3215,7 +3362,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -3235,7 +3382,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -3292,7 +3439,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -3311,7 +3458,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -3330,7 +3477,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/404",
-                     *       "title": "An error occurred",
+                     *       "title": "Not Found",
                      *       "status": 404,
                      *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
                      *     }
@@ -3350,7 +3497,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -3370,7 +3517,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -3416,7 +3563,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -3435,7 +3582,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -3454,7 +3601,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/404",
-                     *       "title": "An error occurred",
+                     *       "title": "Not Found",
                      *       "status": 404,
                      *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
                      *     }
@@ -3473,7 +3620,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/412",
-                     *       "title": "An error occurred",
+                     *       "title": "Precondition Failed",
                      *       "status": 412,
                      *       "detail": "The record was changed since it was read (ETag W/\"…\"); read it again and repeat the change."
                      *     }
@@ -3493,7 +3640,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -3513,7 +3660,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -3540,15 +3687,15 @@ export interface operations {
         requestBody: {
             content: {
                 "application/merge-patch+json": {
-                    /** @example Fußball-Feriencamp */
+                    /** @example Sport & Bewegung */
                     name?: string | null;
-                    /** @example fussball-feriencamp */
+                    /** @example sport-bewegung */
                     alias?: string | null;
                 };
                 "application/json": {
-                    /** @example Fußball-Feriencamp */
+                    /** @example Sport & Bewegung */
                     name?: string | null;
-                    /** @example fussball-feriencamp */
+                    /** @example sport-bewegung */
                     alias?: string | null;
                 };
             };
@@ -3576,7 +3723,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/400",
-                     *       "title": "An error occurred",
+                     *       "title": "Bad Request",
                      *       "status": 400,
                      *       "detail": "itemsPerPage: must be a whole number between 1 and 200."
                      *     }
@@ -3596,7 +3743,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -3615,7 +3762,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -3634,7 +3781,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/404",
-                     *       "title": "An error occurred",
+                     *       "title": "Not Found",
                      *       "status": 404,
                      *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
                      *     }
@@ -3653,7 +3800,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/412",
-                     *       "title": "An error occurred",
+                     *       "title": "Precondition Failed",
                      *       "status": 412,
                      *       "detail": "The record was changed since it was read (ETag W/\"…\"); read it again and repeat the change."
                      *     }
@@ -3672,7 +3819,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/413",
-                     *       "title": "An error occurred",
+                     *       "title": "Content Too Large",
                      *       "status": 413,
                      *       "detail": "The request body is larger than 1048576 bytes."
                      *     }
@@ -3691,7 +3838,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/415",
-                     *       "title": "An error occurred",
+                     *       "title": "Unsupported Media Type",
                      *       "status": 415,
                      *       "detail": "Send the body as application/json."
                      *     }
@@ -3710,7 +3857,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/validation_errors/c1051bb4-d103-4f74-8988-acbcafc7fdc3",
-                     *       "title": "An error occurred",
+                     *       "title": "Unprocessable Content",
                      *       "status": 422,
                      *       "detail": "name: This value should not be blank.",
                      *       "violations": [
@@ -3737,7 +3884,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -3757,7 +3904,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -3792,6 +3939,8 @@ export interface operations {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Link: components["headers"]["Link"];
+                    "X-Total-Count": components["headers"]["X-Total-Count"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3818,7 +3967,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/400",
-                     *       "title": "An error occurred",
+                     *       "title": "Bad Request",
                      *       "status": 400,
                      *       "detail": "itemsPerPage: must be a whole number between 1 and 200."
                      *     }
@@ -3838,7 +3987,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -3857,7 +4006,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -3877,7 +4026,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -3897,7 +4046,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -3920,23 +4069,23 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @example Fußball-Feriencamp */
+                    /** @example TSV Musterstadt 1889 e. V. */
                     name: string;
-                    /** @example fussball-feriencamp */
+                    /** @example tsv-musterstadt */
                     alias?: string;
-                    /** @example katrin.mueller@familie-mueller.example */
+                    /** @example jugend@tsv-musterstadt.example */
                     email?: string | null;
-                    /** @example 012345 20301 */
+                    /** @example 012345 4711 */
                     phone?: string | null;
                     /** @example https://tsv-musterstadt.example */
                     website?: string | null;
-                    /** @example Ahornweg 3 */
+                    /** @example Am Sportplatz 1 */
                     street?: string | null;
                     /** @example 12345 */
                     zip?: string | null;
                     /** @example Musterstadt */
                     city?: string | null;
-                    /** @example Dribbeln, passen, Tore schießen. */
+                    /** @example Fußball, Turnen und Leichtathletik für Kinder ab sechs Jahren. */
                     description?: string | null;
                 };
             };
@@ -3964,7 +4113,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/400",
-                     *       "title": "An error occurred",
+                     *       "title": "Bad Request",
                      *       "status": 400,
                      *       "detail": "itemsPerPage: must be a whole number between 1 and 200."
                      *     }
@@ -3984,7 +4133,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -4003,7 +4152,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -4022,7 +4171,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/413",
-                     *       "title": "An error occurred",
+                     *       "title": "Content Too Large",
                      *       "status": 413,
                      *       "detail": "The request body is larger than 1048576 bytes."
                      *     }
@@ -4041,7 +4190,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/415",
-                     *       "title": "An error occurred",
+                     *       "title": "Unsupported Media Type",
                      *       "status": 415,
                      *       "detail": "Send the body as application/json."
                      *     }
@@ -4060,7 +4209,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/validation_errors/c1051bb4-d103-4f74-8988-acbcafc7fdc3",
-                     *       "title": "An error occurred",
+                     *       "title": "Unprocessable Content",
                      *       "status": 422,
                      *       "detail": "name: This value should not be blank.",
                      *       "violations": [
@@ -4087,7 +4236,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -4107,7 +4256,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -4164,7 +4313,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -4183,7 +4332,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -4202,7 +4351,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/404",
-                     *       "title": "An error occurred",
+                     *       "title": "Not Found",
                      *       "status": 404,
                      *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
                      *     }
@@ -4222,7 +4371,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -4242,7 +4391,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -4288,7 +4437,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -4307,7 +4456,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -4326,7 +4475,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/404",
-                     *       "title": "An error occurred",
+                     *       "title": "Not Found",
                      *       "status": 404,
                      *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
                      *     }
@@ -4345,7 +4494,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/412",
-                     *       "title": "An error occurred",
+                     *       "title": "Precondition Failed",
                      *       "status": 412,
                      *       "detail": "The record was changed since it was read (ETag W/\"…\"); read it again and repeat the change."
                      *     }
@@ -4365,7 +4514,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -4385,7 +4534,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -4412,43 +4561,43 @@ export interface operations {
         requestBody: {
             content: {
                 "application/merge-patch+json": {
-                    /** @example Fußball-Feriencamp */
+                    /** @example TSV Musterstadt 1889 e. V. */
                     name?: string | null;
-                    /** @example fussball-feriencamp */
+                    /** @example tsv-musterstadt */
                     alias?: string | null;
-                    /** @example katrin.mueller@familie-mueller.example */
+                    /** @example jugend@tsv-musterstadt.example */
                     email?: string | null;
-                    /** @example 012345 20301 */
+                    /** @example 012345 4711 */
                     phone?: string | null;
                     /** @example https://tsv-musterstadt.example */
                     website?: string | null;
-                    /** @example Ahornweg 3 */
+                    /** @example Am Sportplatz 1 */
                     street?: string | null;
                     /** @example 12345 */
                     zip?: string | null;
                     /** @example Musterstadt */
                     city?: string | null;
-                    /** @example Dribbeln, passen, Tore schießen. */
+                    /** @example Fußball, Turnen und Leichtathletik für Kinder ab sechs Jahren. */
                     description?: string | null;
                 };
                 "application/json": {
-                    /** @example Fußball-Feriencamp */
+                    /** @example TSV Musterstadt 1889 e. V. */
                     name?: string | null;
-                    /** @example fussball-feriencamp */
+                    /** @example tsv-musterstadt */
                     alias?: string | null;
-                    /** @example katrin.mueller@familie-mueller.example */
+                    /** @example jugend@tsv-musterstadt.example */
                     email?: string | null;
-                    /** @example 012345 20301 */
+                    /** @example 012345 4711 */
                     phone?: string | null;
                     /** @example https://tsv-musterstadt.example */
                     website?: string | null;
-                    /** @example Ahornweg 3 */
+                    /** @example Am Sportplatz 1 */
                     street?: string | null;
                     /** @example 12345 */
                     zip?: string | null;
                     /** @example Musterstadt */
                     city?: string | null;
-                    /** @example Dribbeln, passen, Tore schießen. */
+                    /** @example Fußball, Turnen und Leichtathletik für Kinder ab sechs Jahren. */
                     description?: string | null;
                 };
             };
@@ -4476,7 +4625,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/400",
-                     *       "title": "An error occurred",
+                     *       "title": "Bad Request",
                      *       "status": 400,
                      *       "detail": "itemsPerPage: must be a whole number between 1 and 200."
                      *     }
@@ -4496,7 +4645,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -4515,7 +4664,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -4534,7 +4683,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/404",
-                     *       "title": "An error occurred",
+                     *       "title": "Not Found",
                      *       "status": 404,
                      *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
                      *     }
@@ -4553,7 +4702,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/412",
-                     *       "title": "An error occurred",
+                     *       "title": "Precondition Failed",
                      *       "status": 412,
                      *       "detail": "The record was changed since it was read (ETag W/\"…\"); read it again and repeat the change."
                      *     }
@@ -4572,7 +4721,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/413",
-                     *       "title": "An error occurred",
+                     *       "title": "Content Too Large",
                      *       "status": 413,
                      *       "detail": "The request body is larger than 1048576 bytes."
                      *     }
@@ -4591,7 +4740,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/415",
-                     *       "title": "An error occurred",
+                     *       "title": "Unsupported Media Type",
                      *       "status": 415,
                      *       "detail": "Send the body as application/json."
                      *     }
@@ -4610,7 +4759,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/validation_errors/c1051bb4-d103-4f74-8988-acbcafc7fdc3",
-                     *       "title": "An error occurred",
+                     *       "title": "Unprocessable Content",
                      *       "status": 422,
                      *       "detail": "name: This value should not be blank.",
                      *       "violations": [
@@ -4637,7 +4786,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -4657,7 +4806,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -4692,6 +4841,8 @@ export interface operations {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Link: components["headers"]["Link"];
+                    "X-Total-Count": components["headers"]["X-Total-Count"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4718,7 +4869,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/400",
-                     *       "title": "An error occurred",
+                     *       "title": "Bad Request",
                      *       "status": 400,
                      *       "detail": "itemsPerPage: must be a whole number between 1 and 200."
                      *     }
@@ -4738,7 +4889,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -4757,7 +4908,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -4777,7 +4928,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -4797,7 +4948,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -4820,9 +4971,9 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @example Fußball-Feriencamp */
+                    /** @example Ferienprogramm 2027 */
                     name: string;
-                    /** @example fussball-feriencamp */
+                    /** @example ferienprogramm-2027 */
                     alias?: string | null;
                     /** @default firstcome */
                     procedure?: ("firstcome" | "lot") | null;
@@ -4831,7 +4982,7 @@ export interface operations {
                     /** @default false */
                     releaseParticipantLists?: boolean | null;
                     tasks?: {
-                        /** @example 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f */
+                        /** @example 4c3d7a57-bdf2-40ba-bd22-ac2d6e5b44f7 */
                         uuid?: string | null;
                         /** @enum {string} */
                         type: "holiday" | "host_editing_stage" | "show_offers" | "application_system" | "allocation" | "pay_days" | "publish_lists" | "custom";
@@ -4869,7 +5020,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/400",
-                     *       "title": "An error occurred",
+                     *       "title": "Bad Request",
                      *       "status": 400,
                      *       "detail": "itemsPerPage: must be a whole number between 1 and 200."
                      *     }
@@ -4889,7 +5040,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -4908,7 +5059,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -4927,7 +5078,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/413",
-                     *       "title": "An error occurred",
+                     *       "title": "Content Too Large",
                      *       "status": 413,
                      *       "detail": "The request body is larger than 1048576 bytes."
                      *     }
@@ -4946,7 +5097,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/415",
-                     *       "title": "An error occurred",
+                     *       "title": "Unsupported Media Type",
                      *       "status": 415,
                      *       "detail": "Send the body as application/json."
                      *     }
@@ -4965,7 +5116,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/validation_errors/c1051bb4-d103-4f74-8988-acbcafc7fdc3",
-                     *       "title": "An error occurred",
+                     *       "title": "Unprocessable Content",
                      *       "status": 422,
                      *       "detail": "name: This value should not be blank.",
                      *       "violations": [
@@ -4992,7 +5143,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -5012,7 +5163,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -5069,7 +5220,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -5088,7 +5239,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -5107,7 +5258,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/404",
-                     *       "title": "An error occurred",
+                     *       "title": "Not Found",
                      *       "status": 404,
                      *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
                      *     }
@@ -5127,7 +5278,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -5147,7 +5298,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -5193,7 +5344,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -5212,7 +5363,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -5231,7 +5382,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/404",
-                     *       "title": "An error occurred",
+                     *       "title": "Not Found",
                      *       "status": 404,
                      *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
                      *     }
@@ -5250,7 +5401,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/409",
-                     *       "title": "An error occurred",
+                     *       "title": "Conflict",
                      *       "status": 409,
                      *       "detail": "The offer 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f has 3 applications and cannot be deleted."
                      *     }
@@ -5269,7 +5420,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/412",
-                     *       "title": "An error occurred",
+                     *       "title": "Precondition Failed",
                      *       "status": 412,
                      *       "detail": "The record was changed since it was read (ETag W/\"…\"); read it again and repeat the change."
                      *     }
@@ -5289,7 +5440,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -5309,7 +5460,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -5336,15 +5487,15 @@ export interface operations {
         requestBody: {
             content: {
                 "application/merge-patch+json": {
-                    /** @example Fußball-Feriencamp */
+                    /** @example Ferienprogramm 2027 */
                     name?: string | null;
-                    /** @example fussball-feriencamp */
+                    /** @example ferienprogramm-2027 */
                     alias?: string | null;
                     procedure?: ("firstcome" | "lot") | null;
                     online?: boolean | null;
                     releaseParticipantLists?: boolean | null;
                     tasks?: {
-                        /** @example 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f */
+                        /** @example 4c3d7a57-bdf2-40ba-bd22-ac2d6e5b44f7 */
                         uuid?: string | null;
                         /** @enum {string} */
                         type: "holiday" | "host_editing_stage" | "show_offers" | "application_system" | "allocation" | "pay_days" | "publish_lists" | "custom";
@@ -5358,15 +5509,15 @@ export interface operations {
                     }[] | null;
                 };
                 "application/json": {
-                    /** @example Fußball-Feriencamp */
+                    /** @example Ferienprogramm 2027 */
                     name?: string | null;
-                    /** @example fussball-feriencamp */
+                    /** @example ferienprogramm-2027 */
                     alias?: string | null;
                     procedure?: ("firstcome" | "lot") | null;
                     online?: boolean | null;
                     releaseParticipantLists?: boolean | null;
                     tasks?: {
-                        /** @example 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f */
+                        /** @example 4c3d7a57-bdf2-40ba-bd22-ac2d6e5b44f7 */
                         uuid?: string | null;
                         /** @enum {string} */
                         type: "holiday" | "host_editing_stage" | "show_offers" | "application_system" | "allocation" | "pay_days" | "publish_lists" | "custom";
@@ -5404,7 +5555,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/400",
-                     *       "title": "An error occurred",
+                     *       "title": "Bad Request",
                      *       "status": 400,
                      *       "detail": "itemsPerPage: must be a whole number between 1 and 200."
                      *     }
@@ -5424,7 +5575,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -5443,7 +5594,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -5462,7 +5613,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/404",
-                     *       "title": "An error occurred",
+                     *       "title": "Not Found",
                      *       "status": 404,
                      *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
                      *     }
@@ -5481,7 +5632,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/412",
-                     *       "title": "An error occurred",
+                     *       "title": "Precondition Failed",
                      *       "status": 412,
                      *       "detail": "The record was changed since it was read (ETag W/\"…\"); read it again and repeat the change."
                      *     }
@@ -5500,7 +5651,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/413",
-                     *       "title": "An error occurred",
+                     *       "title": "Content Too Large",
                      *       "status": 413,
                      *       "detail": "The request body is larger than 1048576 bytes."
                      *     }
@@ -5519,7 +5670,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/415",
-                     *       "title": "An error occurred",
+                     *       "title": "Unsupported Media Type",
                      *       "status": 415,
                      *       "detail": "Send the body as application/json."
                      *     }
@@ -5538,7 +5689,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/validation_errors/c1051bb4-d103-4f74-8988-acbcafc7fdc3",
-                     *       "title": "An error occurred",
+                     *       "title": "Unprocessable Content",
                      *       "status": 422,
                      *       "detail": "name: This value should not be blank.",
                      *       "violations": [
@@ -5565,7 +5716,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -5585,7 +5736,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -5647,7 +5798,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/400",
-                     *       "title": "An error occurred",
+                     *       "title": "Bad Request",
                      *       "status": 400,
                      *       "detail": "itemsPerPage: must be a whole number between 1 and 200."
                      *     }
@@ -5667,7 +5818,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -5686,7 +5837,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -5705,7 +5856,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/404",
-                     *       "title": "An error occurred",
+                     *       "title": "Not Found",
                      *       "status": 404,
                      *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
                      *     }
@@ -5724,7 +5875,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/409",
-                     *       "title": "An error occurred",
+                     *       "title": "Conflict",
                      *       "status": 409,
                      *       "detail": "The offer 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f has 3 applications and cannot be deleted."
                      *     }
@@ -5743,7 +5894,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/413",
-                     *       "title": "An error occurred",
+                     *       "title": "Content Too Large",
                      *       "status": 413,
                      *       "detail": "The request body is larger than 1048576 bytes."
                      *     }
@@ -5762,7 +5913,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/415",
-                     *       "title": "An error occurred",
+                     *       "title": "Unsupported Media Type",
                      *       "status": 415,
                      *       "detail": "Send the body as application/json."
                      *     }
@@ -5781,7 +5932,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/validation_errors/c1051bb4-d103-4f74-8988-acbcafc7fdc3",
-                     *       "title": "An error occurred",
+                     *       "title": "Unprocessable Content",
                      *       "status": 422,
                      *       "detail": "name: This value should not be blank.",
                      *       "violations": [
@@ -5808,7 +5959,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -5828,7 +5979,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -5885,7 +6036,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/400",
-                     *       "title": "An error occurred",
+                     *       "title": "Bad Request",
                      *       "status": 400,
                      *       "detail": "itemsPerPage: must be a whole number between 1 and 200."
                      *     }
@@ -5905,7 +6056,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -5924,7 +6075,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -5943,7 +6094,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/404",
-                     *       "title": "An error occurred",
+                     *       "title": "Not Found",
                      *       "status": 404,
                      *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
                      *     }
@@ -5962,7 +6113,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/413",
-                     *       "title": "An error occurred",
+                     *       "title": "Content Too Large",
                      *       "status": 413,
                      *       "detail": "The request body is larger than 1048576 bytes."
                      *     }
@@ -5981,7 +6132,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/415",
-                     *       "title": "An error occurred",
+                     *       "title": "Unsupported Media Type",
                      *       "status": 415,
                      *       "detail": "Send the body as application/json."
                      *     }
@@ -6000,7 +6151,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/validation_errors/c1051bb4-d103-4f74-8988-acbcafc7fdc3",
-                     *       "title": "An error occurred",
+                     *       "title": "Unprocessable Content",
                      *       "status": 422,
                      *       "detail": "name: This value should not be blank.",
                      *       "violations": [
@@ -6027,7 +6178,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -6047,7 +6198,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -6094,6 +6245,8 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Cache-Control": components["headers"]["Cache-Control"];
+                    Link: components["headers"]["Link"];
+                    "X-Total-Count": components["headers"]["X-Total-Count"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6120,7 +6273,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/400",
-                     *       "title": "An error occurred",
+                     *       "title": "Bad Request",
                      *       "status": 400,
                      *       "detail": "itemsPerPage: must be a whole number between 1 and 200."
                      *     }
@@ -6140,7 +6293,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -6160,7 +6313,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -6180,7 +6333,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -6308,7 +6461,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/400",
-                     *       "title": "An error occurred",
+                     *       "title": "Bad Request",
                      *       "status": 400,
                      *       "detail": "itemsPerPage: must be a whole number between 1 and 200."
                      *     }
@@ -6328,7 +6481,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -6347,7 +6500,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -6366,7 +6519,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/413",
-                     *       "title": "An error occurred",
+                     *       "title": "Content Too Large",
                      *       "status": 413,
                      *       "detail": "The request body is larger than 1048576 bytes."
                      *     }
@@ -6385,7 +6538,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/415",
-                     *       "title": "An error occurred",
+                     *       "title": "Unsupported Media Type",
                      *       "status": 415,
                      *       "detail": "Send the body as application/json."
                      *     }
@@ -6404,7 +6557,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/validation_errors/c1051bb4-d103-4f74-8988-acbcafc7fdc3",
-                     *       "title": "An error occurred",
+                     *       "title": "Unprocessable Content",
                      *       "status": 422,
                      *       "detail": "name: This value should not be blank.",
                      *       "violations": [
@@ -6431,7 +6584,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -6451,7 +6604,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -6509,7 +6662,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -6528,7 +6681,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/404",
-                     *       "title": "An error occurred",
+                     *       "title": "Not Found",
                      *       "status": 404,
                      *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
                      *     }
@@ -6548,7 +6701,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -6568,7 +6721,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -6614,7 +6767,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -6633,7 +6786,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -6652,7 +6805,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/404",
-                     *       "title": "An error occurred",
+                     *       "title": "Not Found",
                      *       "status": 404,
                      *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
                      *     }
@@ -6671,7 +6824,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/409",
-                     *       "title": "An error occurred",
+                     *       "title": "Conflict",
                      *       "status": 409,
                      *       "detail": "The offer 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f has 3 applications and cannot be deleted."
                      *     }
@@ -6690,7 +6843,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/412",
-                     *       "title": "An error occurred",
+                     *       "title": "Precondition Failed",
                      *       "status": 412,
                      *       "detail": "The record was changed since it was read (ETag W/\"…\"); read it again and repeat the change."
                      *     }
@@ -6710,7 +6863,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -6730,7 +6883,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -6931,7 +7084,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/400",
-                     *       "title": "An error occurred",
+                     *       "title": "Bad Request",
                      *       "status": 400,
                      *       "detail": "itemsPerPage: must be a whole number between 1 and 200."
                      *     }
@@ -6951,7 +7104,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -6970,7 +7123,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -6989,7 +7142,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/404",
-                     *       "title": "An error occurred",
+                     *       "title": "Not Found",
                      *       "status": 404,
                      *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
                      *     }
@@ -7008,7 +7161,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/412",
-                     *       "title": "An error occurred",
+                     *       "title": "Precondition Failed",
                      *       "status": 412,
                      *       "detail": "The record was changed since it was read (ETag W/\"…\"); read it again and repeat the change."
                      *     }
@@ -7027,7 +7180,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/413",
-                     *       "title": "An error occurred",
+                     *       "title": "Content Too Large",
                      *       "status": 413,
                      *       "detail": "The request body is larger than 1048576 bytes."
                      *     }
@@ -7046,7 +7199,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/415",
-                     *       "title": "An error occurred",
+                     *       "title": "Unsupported Media Type",
                      *       "status": 415,
                      *       "detail": "Send the body as application/json."
                      *     }
@@ -7065,7 +7218,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/validation_errors/c1051bb4-d103-4f74-8988-acbcafc7fdc3",
-                     *       "title": "An error occurred",
+                     *       "title": "Unprocessable Content",
                      *       "status": 422,
                      *       "detail": "name: This value should not be blank.",
                      *       "violations": [
@@ -7092,7 +7245,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -7112,7 +7265,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -7173,7 +7326,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/400",
-                     *       "title": "An error occurred",
+                     *       "title": "Bad Request",
                      *       "status": 400,
                      *       "detail": "itemsPerPage: must be a whole number between 1 and 200."
                      *     }
@@ -7193,7 +7346,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -7212,7 +7365,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -7231,7 +7384,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/404",
-                     *       "title": "An error occurred",
+                     *       "title": "Not Found",
                      *       "status": 404,
                      *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
                      *     }
@@ -7250,7 +7403,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/409",
-                     *       "title": "An error occurred",
+                     *       "title": "Conflict",
                      *       "status": 409,
                      *       "detail": "The offer 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f has 3 applications and cannot be deleted."
                      *     }
@@ -7269,7 +7422,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/413",
-                     *       "title": "An error occurred",
+                     *       "title": "Content Too Large",
                      *       "status": 413,
                      *       "detail": "The request body is larger than 1048576 bytes."
                      *     }
@@ -7288,7 +7441,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/415",
-                     *       "title": "An error occurred",
+                     *       "title": "Unsupported Media Type",
                      *       "status": 415,
                      *       "detail": "Send the body as application/json."
                      *     }
@@ -7307,7 +7460,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/validation_errors/c1051bb4-d103-4f74-8988-acbcafc7fdc3",
-                     *       "title": "An error occurred",
+                     *       "title": "Unprocessable Content",
                      *       "status": 422,
                      *       "detail": "name: This value should not be blank.",
                      *       "violations": [
@@ -7334,7 +7487,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -7354,7 +7507,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -7408,7 +7561,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/400",
-                     *       "title": "An error occurred",
+                     *       "title": "Bad Request",
                      *       "status": 400,
                      *       "detail": "itemsPerPage: must be a whole number between 1 and 200."
                      *     }
@@ -7428,7 +7581,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -7447,7 +7600,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -7466,7 +7619,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/404",
-                     *       "title": "An error occurred",
+                     *       "title": "Not Found",
                      *       "status": 404,
                      *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
                      *     }
@@ -7485,7 +7638,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/413",
-                     *       "title": "An error occurred",
+                     *       "title": "Content Too Large",
                      *       "status": 413,
                      *       "detail": "The request body is larger than 1048576 bytes."
                      *     }
@@ -7504,7 +7657,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/415",
-                     *       "title": "An error occurred",
+                     *       "title": "Unsupported Media Type",
                      *       "status": 415,
                      *       "detail": "Send the body as application/json."
                      *     }
@@ -7523,7 +7676,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/validation_errors/c1051bb4-d103-4f74-8988-acbcafc7fdc3",
-                     *       "title": "An error occurred",
+                     *       "title": "Unprocessable Content",
                      *       "status": 422,
                      *       "detail": "name: This value should not be blank.",
                      *       "violations": [
@@ -7550,7 +7703,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -7570,7 +7723,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -7621,7 +7774,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/400",
-                     *       "title": "An error occurred",
+                     *       "title": "Bad Request",
                      *       "status": 400,
                      *       "detail": "itemsPerPage: must be a whole number between 1 and 200."
                      *     }
@@ -7641,7 +7794,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -7660,7 +7813,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -7679,7 +7832,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/404",
-                     *       "title": "An error occurred",
+                     *       "title": "Not Found",
                      *       "status": 404,
                      *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
                      *     }
@@ -7698,7 +7851,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/413",
-                     *       "title": "An error occurred",
+                     *       "title": "Content Too Large",
                      *       "status": 413,
                      *       "detail": "The request body is larger than 1048576 bytes."
                      *     }
@@ -7717,7 +7870,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/415",
-                     *       "title": "An error occurred",
+                     *       "title": "Unsupported Media Type",
                      *       "status": 415,
                      *       "detail": "Send the body as application/json."
                      *     }
@@ -7736,7 +7889,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/validation_errors/c1051bb4-d103-4f74-8988-acbcafc7fdc3",
-                     *       "title": "An error occurred",
+                     *       "title": "Unprocessable Content",
                      *       "status": 422,
                      *       "detail": "name: This value should not be blank.",
                      *       "violations": [
@@ -7763,7 +7916,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -7783,7 +7936,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -7837,7 +7990,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/400",
-                     *       "title": "An error occurred",
+                     *       "title": "Bad Request",
                      *       "status": 400,
                      *       "detail": "itemsPerPage: must be a whole number between 1 and 200."
                      *     }
@@ -7857,7 +8010,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -7876,7 +8029,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -7895,7 +8048,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/404",
-                     *       "title": "An error occurred",
+                     *       "title": "Not Found",
                      *       "status": 404,
                      *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
                      *     }
@@ -7914,7 +8067,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/413",
-                     *       "title": "An error occurred",
+                     *       "title": "Content Too Large",
                      *       "status": 413,
                      *       "detail": "The request body is larger than 1048576 bytes."
                      *     }
@@ -7933,7 +8086,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/415",
-                     *       "title": "An error occurred",
+                     *       "title": "Unsupported Media Type",
                      *       "status": 415,
                      *       "detail": "Send the body as application/json."
                      *     }
@@ -7952,7 +8105,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/validation_errors/c1051bb4-d103-4f74-8988-acbcafc7fdc3",
-                     *       "title": "An error occurred",
+                     *       "title": "Unprocessable Content",
                      *       "status": 422,
                      *       "detail": "name: This value should not be blank.",
                      *       "violations": [
@@ -7979,7 +8132,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -7999,7 +8152,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -8034,6 +8187,8 @@ export interface operations {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Link: components["headers"]["Link"];
+                    "X-Total-Count": components["headers"]["X-Total-Count"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8060,7 +8215,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/400",
-                     *       "title": "An error occurred",
+                     *       "title": "Bad Request",
                      *       "status": 400,
                      *       "detail": "itemsPerPage: must be a whole number between 1 and 200."
                      *     }
@@ -8080,7 +8235,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -8099,7 +8254,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -8119,7 +8274,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -8139,7 +8294,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -8167,7 +8322,7 @@ export interface operations {
                      * @example katrin.mueller@familie-mueller.example
                      */
                     email: string;
-                    /** @example Emma */
+                    /** @example Katrin */
                     firstname?: string | null;
                     /** @example Müller */
                     lastname?: string | null;
@@ -8205,7 +8360,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/400",
-                     *       "title": "An error occurred",
+                     *       "title": "Bad Request",
                      *       "status": 400,
                      *       "detail": "itemsPerPage: must be a whole number between 1 and 200."
                      *     }
@@ -8225,7 +8380,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -8244,7 +8399,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -8263,7 +8418,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/413",
-                     *       "title": "An error occurred",
+                     *       "title": "Content Too Large",
                      *       "status": 413,
                      *       "detail": "The request body is larger than 1048576 bytes."
                      *     }
@@ -8282,7 +8437,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/415",
-                     *       "title": "An error occurred",
+                     *       "title": "Unsupported Media Type",
                      *       "status": 415,
                      *       "detail": "Send the body as application/json."
                      *     }
@@ -8301,7 +8456,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/validation_errors/c1051bb4-d103-4f74-8988-acbcafc7fdc3",
-                     *       "title": "An error occurred",
+                     *       "title": "Unprocessable Content",
                      *       "status": 422,
                      *       "detail": "name: This value should not be blank.",
                      *       "violations": [
@@ -8328,7 +8483,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -8348,7 +8503,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -8405,7 +8560,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -8424,7 +8579,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -8443,7 +8598,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/404",
-                     *       "title": "An error occurred",
+                     *       "title": "Not Found",
                      *       "status": 404,
                      *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
                      *     }
@@ -8463,7 +8618,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -8483,7 +8638,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -8529,7 +8684,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -8548,7 +8703,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -8567,7 +8722,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/404",
-                     *       "title": "An error occurred",
+                     *       "title": "Not Found",
                      *       "status": 404,
                      *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
                      *     }
@@ -8586,7 +8741,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/412",
-                     *       "title": "An error occurred",
+                     *       "title": "Precondition Failed",
                      *       "status": 412,
                      *       "detail": "The record was changed since it was read (ETag W/\"…\"); read it again and repeat the change."
                      *     }
@@ -8606,7 +8761,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -8626,7 +8781,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -8655,7 +8810,7 @@ export interface operations {
                 "application/merge-patch+json": {
                     /** @example katrin.mueller@familie-mueller.example */
                     email?: string | null;
-                    /** @example Emma */
+                    /** @example Katrin */
                     firstname?: string | null;
                     /** @example Müller */
                     lastname?: string | null;
@@ -8671,7 +8826,7 @@ export interface operations {
                 "application/json": {
                     /** @example katrin.mueller@familie-mueller.example */
                     email?: string | null;
-                    /** @example Emma */
+                    /** @example Katrin */
                     firstname?: string | null;
                     /** @example Müller */
                     lastname?: string | null;
@@ -8709,7 +8864,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/400",
-                     *       "title": "An error occurred",
+                     *       "title": "Bad Request",
                      *       "status": 400,
                      *       "detail": "itemsPerPage: must be a whole number between 1 and 200."
                      *     }
@@ -8729,7 +8884,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -8748,7 +8903,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -8767,7 +8922,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/404",
-                     *       "title": "An error occurred",
+                     *       "title": "Not Found",
                      *       "status": 404,
                      *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
                      *     }
@@ -8786,7 +8941,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/412",
-                     *       "title": "An error occurred",
+                     *       "title": "Precondition Failed",
                      *       "status": 412,
                      *       "detail": "The record was changed since it was read (ETag W/\"…\"); read it again and repeat the change."
                      *     }
@@ -8805,7 +8960,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/413",
-                     *       "title": "An error occurred",
+                     *       "title": "Content Too Large",
                      *       "status": 413,
                      *       "detail": "The request body is larger than 1048576 bytes."
                      *     }
@@ -8824,7 +8979,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/415",
-                     *       "title": "An error occurred",
+                     *       "title": "Unsupported Media Type",
                      *       "status": 415,
                      *       "detail": "Send the body as application/json."
                      *     }
@@ -8843,7 +8998,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/validation_errors/c1051bb4-d103-4f74-8988-acbcafc7fdc3",
-                     *       "title": "An error occurred",
+                     *       "title": "Unprocessable Content",
                      *       "status": 422,
                      *       "detail": "name: This value should not be blank.",
                      *       "violations": [
@@ -8870,7 +9025,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -8890,7 +9045,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -8926,6 +9081,8 @@ export interface operations {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Link: components["headers"]["Link"];
+                    "X-Total-Count": components["headers"]["X-Total-Count"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8952,7 +9109,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/400",
-                     *       "title": "An error occurred",
+                     *       "title": "Bad Request",
                      *       "status": 400,
                      *       "detail": "itemsPerPage: must be a whole number between 1 and 200."
                      *     }
@@ -8972,7 +9129,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -8991,7 +9148,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -9011,7 +9168,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -9031,7 +9188,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -9060,7 +9217,7 @@ export interface operations {
                     lastname: string;
                     /** @example 2016-03-14 */
                     dateOfBirth?: string | null;
-                    /** @example katrin.mueller@familie-mueller.example */
+                    /** @example emma.mueller@familie-mueller.example */
                     email?: string | null;
                     /** @example 012345 20301 */
                     phone?: string | null;
@@ -9092,7 +9249,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/400",
-                     *       "title": "An error occurred",
+                     *       "title": "Bad Request",
                      *       "status": 400,
                      *       "detail": "itemsPerPage: must be a whole number between 1 and 200."
                      *     }
@@ -9112,7 +9269,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -9131,7 +9288,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -9150,7 +9307,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/413",
-                     *       "title": "An error occurred",
+                     *       "title": "Content Too Large",
                      *       "status": 413,
                      *       "detail": "The request body is larger than 1048576 bytes."
                      *     }
@@ -9169,7 +9326,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/415",
-                     *       "title": "An error occurred",
+                     *       "title": "Unsupported Media Type",
                      *       "status": 415,
                      *       "detail": "Send the body as application/json."
                      *     }
@@ -9188,7 +9345,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/validation_errors/c1051bb4-d103-4f74-8988-acbcafc7fdc3",
-                     *       "title": "An error occurred",
+                     *       "title": "Unprocessable Content",
                      *       "status": 422,
                      *       "detail": "name: This value should not be blank.",
                      *       "violations": [
@@ -9215,7 +9372,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -9235,7 +9392,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -9292,7 +9449,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -9311,7 +9468,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -9330,7 +9487,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/404",
-                     *       "title": "An error occurred",
+                     *       "title": "Not Found",
                      *       "status": 404,
                      *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
                      *     }
@@ -9350,7 +9507,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -9370,7 +9527,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -9416,7 +9573,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -9435,7 +9592,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -9454,7 +9611,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/404",
-                     *       "title": "An error occurred",
+                     *       "title": "Not Found",
                      *       "status": 404,
                      *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
                      *     }
@@ -9473,7 +9630,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/409",
-                     *       "title": "An error occurred",
+                     *       "title": "Conflict",
                      *       "status": 409,
                      *       "detail": "The offer 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f has 3 applications and cannot be deleted."
                      *     }
@@ -9492,7 +9649,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/412",
-                     *       "title": "An error occurred",
+                     *       "title": "Precondition Failed",
                      *       "status": 412,
                      *       "detail": "The record was changed since it was read (ETag W/\"…\"); read it again and repeat the change."
                      *     }
@@ -9512,7 +9669,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -9532,7 +9689,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -9565,7 +9722,7 @@ export interface operations {
                     lastname?: string | null;
                     /** @example 2016-03-14 */
                     dateOfBirth?: string | null;
-                    /** @example katrin.mueller@familie-mueller.example */
+                    /** @example emma.mueller@familie-mueller.example */
                     email?: string | null;
                     /** @example 012345 20301 */
                     phone?: string | null;
@@ -9579,7 +9736,7 @@ export interface operations {
                     lastname?: string | null;
                     /** @example 2016-03-14 */
                     dateOfBirth?: string | null;
-                    /** @example katrin.mueller@familie-mueller.example */
+                    /** @example emma.mueller@familie-mueller.example */
                     email?: string | null;
                     /** @example 012345 20301 */
                     phone?: string | null;
@@ -9611,7 +9768,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/400",
-                     *       "title": "An error occurred",
+                     *       "title": "Bad Request",
                      *       "status": 400,
                      *       "detail": "itemsPerPage: must be a whole number between 1 and 200."
                      *     }
@@ -9631,7 +9788,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -9650,7 +9807,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -9669,7 +9826,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/404",
-                     *       "title": "An error occurred",
+                     *       "title": "Not Found",
                      *       "status": 404,
                      *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
                      *     }
@@ -9688,7 +9845,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/412",
-                     *       "title": "An error occurred",
+                     *       "title": "Precondition Failed",
                      *       "status": 412,
                      *       "detail": "The record was changed since it was read (ETag W/\"…\"); read it again and repeat the change."
                      *     }
@@ -9707,7 +9864,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/413",
-                     *       "title": "An error occurred",
+                     *       "title": "Content Too Large",
                      *       "status": 413,
                      *       "detail": "The request body is larger than 1048576 bytes."
                      *     }
@@ -9726,7 +9883,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/415",
-                     *       "title": "An error occurred",
+                     *       "title": "Unsupported Media Type",
                      *       "status": 415,
                      *       "detail": "Send the body as application/json."
                      *     }
@@ -9745,7 +9902,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/validation_errors/c1051bb4-d103-4f74-8988-acbcafc7fdc3",
-                     *       "title": "An error occurred",
+                     *       "title": "Unprocessable Content",
                      *       "status": 422,
                      *       "detail": "name: This value should not be blank.",
                      *       "violations": [
@@ -9772,7 +9929,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -9792,7 +9949,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -9839,6 +9996,8 @@ export interface operations {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Link: components["headers"]["Link"];
+                    "X-Total-Count": components["headers"]["X-Total-Count"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9865,7 +10024,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/400",
-                     *       "title": "An error occurred",
+                     *       "title": "Bad Request",
                      *       "status": 400,
                      *       "detail": "itemsPerPage: must be a whole number between 1 and 200."
                      *     }
@@ -9885,7 +10044,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -9904,7 +10063,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -9923,7 +10082,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/404",
-                     *       "title": "An error occurred",
+                     *       "title": "Not Found",
                      *       "status": 404,
                      *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
                      *     }
@@ -9943,7 +10102,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -9963,7 +10122,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -10027,7 +10186,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/400",
-                     *       "title": "An error occurred",
+                     *       "title": "Bad Request",
                      *       "status": 400,
                      *       "detail": "itemsPerPage: must be a whole number between 1 and 200."
                      *     }
@@ -10047,7 +10206,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -10066,7 +10225,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -10085,7 +10244,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/413",
-                     *       "title": "An error occurred",
+                     *       "title": "Content Too Large",
                      *       "status": 413,
                      *       "detail": "The request body is larger than 1048576 bytes."
                      *     }
@@ -10104,7 +10263,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/415",
-                     *       "title": "An error occurred",
+                     *       "title": "Unsupported Media Type",
                      *       "status": 415,
                      *       "detail": "Send the body as application/json."
                      *     }
@@ -10123,7 +10282,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/validation_errors/c1051bb4-d103-4f74-8988-acbcafc7fdc3",
-                     *       "title": "An error occurred",
+                     *       "title": "Unprocessable Content",
                      *       "status": 422,
                      *       "detail": "name: This value should not be blank.",
                      *       "violations": [
@@ -10150,7 +10309,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -10170,7 +10329,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -10219,6 +10378,8 @@ export interface operations {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Link: components["headers"]["Link"];
+                    "X-Total-Count": components["headers"]["X-Total-Count"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10245,7 +10406,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/400",
-                     *       "title": "An error occurred",
+                     *       "title": "Bad Request",
                      *       "status": 400,
                      *       "detail": "itemsPerPage: must be a whole number between 1 and 200."
                      *     }
@@ -10265,7 +10426,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -10284,7 +10445,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -10303,7 +10464,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/404",
-                     *       "title": "An error occurred",
+                     *       "title": "Not Found",
                      *       "status": 404,
                      *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
                      *     }
@@ -10323,7 +10484,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -10343,7 +10504,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -10400,7 +10561,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -10419,7 +10580,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -10438,7 +10599,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/404",
-                     *       "title": "An error occurred",
+                     *       "title": "Not Found",
                      *       "status": 404,
                      *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
                      *     }
@@ -10458,7 +10619,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -10478,7 +10639,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -10524,7 +10685,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -10543,7 +10704,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -10562,7 +10723,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/404",
-                     *       "title": "An error occurred",
+                     *       "title": "Not Found",
                      *       "status": 404,
                      *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
                      *     }
@@ -10581,7 +10742,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/409",
-                     *       "title": "An error occurred",
+                     *       "title": "Conflict",
                      *       "status": 409,
                      *       "detail": "The offer 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f has 3 applications and cannot be deleted."
                      *     }
@@ -10600,7 +10761,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/412",
-                     *       "title": "An error occurred",
+                     *       "title": "Precondition Failed",
                      *       "status": 412,
                      *       "detail": "The record was changed since it was read (ETag W/\"…\"); read it again and repeat the change."
                      *     }
@@ -10620,7 +10781,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -10640,7 +10801,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -10709,7 +10870,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/400",
-                     *       "title": "An error occurred",
+                     *       "title": "Bad Request",
                      *       "status": 400,
                      *       "detail": "itemsPerPage: must be a whole number between 1 and 200."
                      *     }
@@ -10729,7 +10890,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -10748,7 +10909,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -10767,7 +10928,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/404",
-                     *       "title": "An error occurred",
+                     *       "title": "Not Found",
                      *       "status": 404,
                      *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
                      *     }
@@ -10786,7 +10947,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/409",
-                     *       "title": "An error occurred",
+                     *       "title": "Conflict",
                      *       "status": 409,
                      *       "detail": "The offer 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f has 3 applications and cannot be deleted."
                      *     }
@@ -10805,7 +10966,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/412",
-                     *       "title": "An error occurred",
+                     *       "title": "Precondition Failed",
                      *       "status": 412,
                      *       "detail": "The record was changed since it was read (ETag W/\"…\"); read it again and repeat the change."
                      *     }
@@ -10824,7 +10985,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/413",
-                     *       "title": "An error occurred",
+                     *       "title": "Content Too Large",
                      *       "status": 413,
                      *       "detail": "The request body is larger than 1048576 bytes."
                      *     }
@@ -10843,7 +11004,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/415",
-                     *       "title": "An error occurred",
+                     *       "title": "Unsupported Media Type",
                      *       "status": 415,
                      *       "detail": "Send the body as application/json."
                      *     }
@@ -10862,7 +11023,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/validation_errors/c1051bb4-d103-4f74-8988-acbcafc7fdc3",
-                     *       "title": "An error occurred",
+                     *       "title": "Unprocessable Content",
                      *       "status": 422,
                      *       "detail": "name: This value should not be blank.",
                      *       "violations": [
@@ -10889,7 +11050,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -10909,7 +11070,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -10969,7 +11130,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/400",
-                     *       "title": "An error occurred",
+                     *       "title": "Bad Request",
                      *       "status": 400,
                      *       "detail": "itemsPerPage: must be a whole number between 1 and 200."
                      *     }
@@ -10989,7 +11150,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -11008,7 +11169,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -11027,7 +11188,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/404",
-                     *       "title": "An error occurred",
+                     *       "title": "Not Found",
                      *       "status": 404,
                      *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
                      *     }
@@ -11046,7 +11207,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/409",
-                     *       "title": "An error occurred",
+                     *       "title": "Conflict",
                      *       "status": 409,
                      *       "detail": "The offer 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f has 3 applications and cannot be deleted."
                      *     }
@@ -11065,7 +11226,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/413",
-                     *       "title": "An error occurred",
+                     *       "title": "Content Too Large",
                      *       "status": 413,
                      *       "detail": "The request body is larger than 1048576 bytes."
                      *     }
@@ -11084,7 +11245,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/415",
-                     *       "title": "An error occurred",
+                     *       "title": "Unsupported Media Type",
                      *       "status": 415,
                      *       "detail": "Send the body as application/json."
                      *     }
@@ -11103,7 +11264,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/validation_errors/c1051bb4-d103-4f74-8988-acbcafc7fdc3",
-                     *       "title": "An error occurred",
+                     *       "title": "Unprocessable Content",
                      *       "status": 422,
                      *       "detail": "name: This value should not be blank.",
                      *       "violations": [
@@ -11130,7 +11291,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -11150,7 +11311,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -11211,7 +11372,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/400",
-                     *       "title": "An error occurred",
+                     *       "title": "Bad Request",
                      *       "status": 400,
                      *       "detail": "itemsPerPage: must be a whole number between 1 and 200."
                      *     }
@@ -11231,7 +11392,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -11250,7 +11411,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -11269,7 +11430,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/404",
-                     *       "title": "An error occurred",
+                     *       "title": "Not Found",
                      *       "status": 404,
                      *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
                      *     }
@@ -11288,7 +11449,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/409",
-                     *       "title": "An error occurred",
+                     *       "title": "Conflict",
                      *       "status": 409,
                      *       "detail": "The offer 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f has 3 applications and cannot be deleted."
                      *     }
@@ -11307,7 +11468,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/413",
-                     *       "title": "An error occurred",
+                     *       "title": "Content Too Large",
                      *       "status": 413,
                      *       "detail": "The request body is larger than 1048576 bytes."
                      *     }
@@ -11326,7 +11487,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/415",
-                     *       "title": "An error occurred",
+                     *       "title": "Unsupported Media Type",
                      *       "status": 415,
                      *       "detail": "Send the body as application/json."
                      *     }
@@ -11345,7 +11506,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/validation_errors/c1051bb4-d103-4f74-8988-acbcafc7fdc3",
-                     *       "title": "An error occurred",
+                     *       "title": "Unprocessable Content",
                      *       "status": 422,
                      *       "detail": "name: This value should not be blank.",
                      *       "violations": [
@@ -11372,7 +11533,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -11392,7 +11553,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -11426,6 +11587,8 @@ export interface operations {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Link: components["headers"]["Link"];
+                    "X-Total-Count": components["headers"]["X-Total-Count"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11452,7 +11615,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/400",
-                     *       "title": "An error occurred",
+                     *       "title": "Bad Request",
                      *       "status": 400,
                      *       "detail": "itemsPerPage: must be a whole number between 1 and 200."
                      *     }
@@ -11472,7 +11635,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -11491,7 +11654,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -11511,7 +11674,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -11531,7 +11694,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -11588,7 +11751,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -11607,7 +11770,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -11626,7 +11789,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/404",
-                     *       "title": "An error occurred",
+                     *       "title": "Not Found",
                      *       "status": 404,
                      *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
                      *     }
@@ -11646,7 +11809,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -11666,7 +11829,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -11703,6 +11866,8 @@ export interface operations {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Link: components["headers"]["Link"];
+                    "X-Total-Count": components["headers"]["X-Total-Count"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11729,7 +11894,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/400",
-                     *       "title": "An error occurred",
+                     *       "title": "Bad Request",
                      *       "status": 400,
                      *       "detail": "itemsPerPage: must be a whole number between 1 and 200."
                      *     }
@@ -11749,7 +11914,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -11768,7 +11933,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -11788,7 +11953,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -11808,7 +11973,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -11865,7 +12030,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -11884,7 +12049,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -11903,7 +12068,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/404",
-                     *       "title": "An error occurred",
+                     *       "title": "Not Found",
                      *       "status": 404,
                      *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
                      *     }
@@ -11923,7 +12088,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -11943,271 +12108,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
-                     *       "status": 503,
-                     *       "detail": "The service cannot reach its database right now; retry in a few seconds."
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    "bookings-delete": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The record's UUID, or its 22-character base58 form. */
-                uuid: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Missing, unknown, expired or revoked token (or anonymous access switched off) */
-            401: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "/errors/401",
-                     *       "title": "An error occurred",
-                     *       "status": 401,
-                     *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The token lacks the right: read-only token on a write, legacy token, organiser outside its offers, or a role that may not do this */
-            403: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "/errors/403",
-                     *       "title": "An error occurred",
-                     *       "status": 403,
-                     *       "detail": "This token is read-only and may not change anything."
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No such record (or not visible to the caller); a malformed identifier is 404 too */
-            404: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "/errors/404",
-                     *       "title": "An error occurred",
-                     *       "status": 404,
-                     *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The record is never changed or deleted */
-            405: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    Allow: components["headers"]["Allow"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "/errors/405",
-                     *       "title": "An error occurred",
-                     *       "status": 405,
-                     *       "detail": "A receipt is never changed: reverse it instead (POST /receipts/{uuid}/reverse)."
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Rate limit exceeded: wait `Retry-After` seconds */
-            429: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "/errors/429",
-                     *       "title": "An error occurred",
-                     *       "status": 429,
-                     *       "detail": "Too many requests; retry in 3 seconds."
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
-            503: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "/errors/503",
-                     *       "title": "An error occurred",
-                     *       "status": 503,
-                     *       "detail": "The service cannot reach its database right now; retry in a few seconds."
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    "bookings-update": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The record's UUID, or its 22-character base58 form. */
-                uuid: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Missing, unknown, expired or revoked token (or anonymous access switched off) */
-            401: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "/errors/401",
-                     *       "title": "An error occurred",
-                     *       "status": 401,
-                     *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The token lacks the right: read-only token on a write, legacy token, organiser outside its offers, or a role that may not do this */
-            403: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "/errors/403",
-                     *       "title": "An error occurred",
-                     *       "status": 403,
-                     *       "detail": "This token is read-only and may not change anything."
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No such record (or not visible to the caller); a malformed identifier is 404 too */
-            404: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "/errors/404",
-                     *       "title": "An error occurred",
-                     *       "status": 404,
-                     *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The record is never changed or deleted */
-            405: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    Allow: components["headers"]["Allow"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "/errors/405",
-                     *       "title": "An error occurred",
-                     *       "status": 405,
-                     *       "detail": "A receipt is never changed: reverse it instead (POST /receipts/{uuid}/reverse)."
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Rate limit exceeded: wait `Retry-After` seconds */
-            429: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "/errors/429",
-                     *       "title": "An error occurred",
-                     *       "status": 429,
-                     *       "detail": "Too many requests; retry in 3 seconds."
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
-            503: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -12242,6 +12143,8 @@ export interface operations {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Link: components["headers"]["Link"];
+                    "X-Total-Count": components["headers"]["X-Total-Count"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12268,7 +12171,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/400",
-                     *       "title": "An error occurred",
+                     *       "title": "Bad Request",
                      *       "status": 400,
                      *       "detail": "itemsPerPage: must be a whole number between 1 and 200."
                      *     }
@@ -12288,7 +12191,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -12307,7 +12210,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -12327,7 +12230,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -12347,7 +12250,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -12404,7 +12307,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -12423,7 +12326,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -12442,7 +12345,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/404",
-                     *       "title": "An error occurred",
+                     *       "title": "Not Found",
                      *       "status": 404,
                      *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
                      *     }
@@ -12462,7 +12365,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -12482,7 +12385,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -12519,6 +12422,8 @@ export interface operations {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Link: components["headers"]["Link"];
+                    "X-Total-Count": components["headers"]["X-Total-Count"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12545,7 +12450,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/400",
-                     *       "title": "An error occurred",
+                     *       "title": "Bad Request",
                      *       "status": 400,
                      *       "detail": "itemsPerPage: must be a whole number between 1 and 200."
                      *     }
@@ -12565,7 +12470,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -12584,7 +12489,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -12604,7 +12509,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -12624,7 +12529,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -12694,7 +12599,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/400",
-                     *       "title": "An error occurred",
+                     *       "title": "Bad Request",
                      *       "status": 400,
                      *       "detail": "itemsPerPage: must be a whole number between 1 and 200."
                      *     }
@@ -12714,7 +12619,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -12733,7 +12638,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -12752,7 +12657,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/413",
-                     *       "title": "An error occurred",
+                     *       "title": "Content Too Large",
                      *       "status": 413,
                      *       "detail": "The request body is larger than 1048576 bytes."
                      *     }
@@ -12771,7 +12676,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/415",
-                     *       "title": "An error occurred",
+                     *       "title": "Unsupported Media Type",
                      *       "status": 415,
                      *       "detail": "Send the body as application/json."
                      *     }
@@ -12790,7 +12695,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/validation_errors/c1051bb4-d103-4f74-8988-acbcafc7fdc3",
-                     *       "title": "An error occurred",
+                     *       "title": "Unprocessable Content",
                      *       "status": 422,
                      *       "detail": "name: This value should not be blank.",
                      *       "violations": [
@@ -12817,7 +12722,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -12837,7 +12742,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -12894,7 +12799,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -12913,7 +12818,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -12932,7 +12837,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/404",
-                     *       "title": "An error occurred",
+                     *       "title": "Not Found",
                      *       "status": 404,
                      *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
                      *     }
@@ -12952,7 +12857,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -12972,271 +12877,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
-                     *       "status": 503,
-                     *       "detail": "The service cannot reach its database right now; retry in a few seconds."
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    "receipts-delete": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The record's UUID, or its 22-character base58 form. */
-                uuid: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Missing, unknown, expired or revoked token (or anonymous access switched off) */
-            401: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "/errors/401",
-                     *       "title": "An error occurred",
-                     *       "status": 401,
-                     *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The token lacks the right: read-only token on a write, legacy token, organiser outside its offers, or a role that may not do this */
-            403: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "/errors/403",
-                     *       "title": "An error occurred",
-                     *       "status": 403,
-                     *       "detail": "This token is read-only and may not change anything."
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No such record (or not visible to the caller); a malformed identifier is 404 too */
-            404: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "/errors/404",
-                     *       "title": "An error occurred",
-                     *       "status": 404,
-                     *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The record is never changed or deleted */
-            405: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    Allow: components["headers"]["Allow"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "/errors/405",
-                     *       "title": "An error occurred",
-                     *       "status": 405,
-                     *       "detail": "A receipt is never changed: reverse it instead (POST /receipts/{uuid}/reverse)."
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Rate limit exceeded: wait `Retry-After` seconds */
-            429: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "/errors/429",
-                     *       "title": "An error occurred",
-                     *       "status": 429,
-                     *       "detail": "Too many requests; retry in 3 seconds."
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
-            503: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "/errors/503",
-                     *       "title": "An error occurred",
-                     *       "status": 503,
-                     *       "detail": "The service cannot reach its database right now; retry in a few seconds."
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
-    "receipts-update": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description The record's UUID, or its 22-character base58 form. */
-                uuid: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Missing, unknown, expired or revoked token (or anonymous access switched off) */
-            401: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    "WWW-Authenticate": components["headers"]["WWW-Authenticate"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "/errors/401",
-                     *       "title": "An error occurred",
-                     *       "status": 401,
-                     *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The token lacks the right: read-only token on a write, legacy token, organiser outside its offers, or a role that may not do this */
-            403: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "/errors/403",
-                     *       "title": "An error occurred",
-                     *       "status": 403,
-                     *       "detail": "This token is read-only and may not change anything."
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description No such record (or not visible to the caller); a malformed identifier is 404 too */
-            404: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "/errors/404",
-                     *       "title": "An error occurred",
-                     *       "status": 404,
-                     *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The record is never changed or deleted */
-            405: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    Allow: components["headers"]["Allow"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "/errors/405",
-                     *       "title": "An error occurred",
-                     *       "status": 405,
-                     *       "detail": "A receipt is never changed: reverse it instead (POST /receipts/{uuid}/reverse)."
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Rate limit exceeded: wait `Retry-After` seconds */
-            429: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "/errors/429",
-                     *       "title": "An error occurred",
-                     *       "status": 429,
-                     *       "detail": "Too many requests; retry in 3 seconds."
-                     *     }
-                     */
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
-            503: {
-                headers: {
-                    RateLimit: components["headers"]["RateLimit"];
-                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    "Retry-After": components["headers"]["Retry-After"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -13300,7 +12941,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/400",
-                     *       "title": "An error occurred",
+                     *       "title": "Bad Request",
                      *       "status": 400,
                      *       "detail": "itemsPerPage: must be a whole number between 1 and 200."
                      *     }
@@ -13320,7 +12961,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -13339,7 +12980,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -13358,7 +12999,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/404",
-                     *       "title": "An error occurred",
+                     *       "title": "Not Found",
                      *       "status": 404,
                      *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
                      *     }
@@ -13377,7 +13018,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/409",
-                     *       "title": "An error occurred",
+                     *       "title": "Conflict",
                      *       "status": 409,
                      *       "detail": "The offer 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f has 3 applications and cannot be deleted."
                      *     }
@@ -13396,7 +13037,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/413",
-                     *       "title": "An error occurred",
+                     *       "title": "Content Too Large",
                      *       "status": 413,
                      *       "detail": "The request body is larger than 1048576 bytes."
                      *     }
@@ -13415,7 +13056,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/415",
-                     *       "title": "An error occurred",
+                     *       "title": "Unsupported Media Type",
                      *       "status": 415,
                      *       "detail": "Send the body as application/json."
                      *     }
@@ -13434,7 +13075,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/validation_errors/c1051bb4-d103-4f74-8988-acbcafc7fdc3",
-                     *       "title": "An error occurred",
+                     *       "title": "Unprocessable Content",
                      *       "status": 422,
                      *       "detail": "name: This value should not be blank.",
                      *       "violations": [
@@ -13461,7 +13102,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -13481,7 +13122,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -13540,7 +13181,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/400",
-                     *       "title": "An error occurred",
+                     *       "title": "Bad Request",
                      *       "status": 400,
                      *       "detail": "itemsPerPage: must be a whole number between 1 and 200."
                      *     }
@@ -13560,7 +13201,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -13579,7 +13220,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -13599,7 +13240,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -13619,7 +13260,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -13676,7 +13317,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -13695,7 +13336,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -13714,7 +13355,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/404",
-                     *       "title": "An error occurred",
+                     *       "title": "Not Found",
                      *       "status": 404,
                      *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
                      *     }
@@ -13734,7 +13375,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -13754,7 +13395,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -13789,6 +13430,8 @@ export interface operations {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Link: components["headers"]["Link"];
+                    "X-Total-Count": components["headers"]["X-Total-Count"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13815,7 +13458,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/400",
-                     *       "title": "An error occurred",
+                     *       "title": "Bad Request",
                      *       "status": 400,
                      *       "detail": "itemsPerPage: must be a whole number between 1 and 200."
                      *     }
@@ -13835,7 +13478,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -13854,7 +13497,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -13874,7 +13517,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -13894,7 +13537,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -13925,7 +13568,7 @@ export interface operations {
                     /** @description Event types to deliver; ["*"] (the default) means every type, also types added later. */
                     events?: ("*" | "attendance.created" | "attendance.status_changed" | "attendance.transferred" | "attendance.deleted" | "offer.published" | "offer.changed" | "offer.cancelled" | "offer.relaunched" | "edition.allocated" | "edition.committed" | "receipt.created" | "receipt.reversed" | "participant.pseudonymised")[];
                     enabled?: boolean;
-                    /** @example Dribbeln, passen, Tore schießen. */
+                    /** @example Buchungssystem der Stadtverwaltung */
                     description?: string | null;
                 };
             };
@@ -13953,7 +13596,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/400",
-                     *       "title": "An error occurred",
+                     *       "title": "Bad Request",
                      *       "status": 400,
                      *       "detail": "itemsPerPage: must be a whole number between 1 and 200."
                      *     }
@@ -13973,7 +13616,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -13992,7 +13635,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -14011,7 +13654,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/413",
-                     *       "title": "An error occurred",
+                     *       "title": "Content Too Large",
                      *       "status": 413,
                      *       "detail": "The request body is larger than 1048576 bytes."
                      *     }
@@ -14030,7 +13673,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/415",
-                     *       "title": "An error occurred",
+                     *       "title": "Unsupported Media Type",
                      *       "status": 415,
                      *       "detail": "Send the body as application/json."
                      *     }
@@ -14049,7 +13692,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/validation_errors/c1051bb4-d103-4f74-8988-acbcafc7fdc3",
-                     *       "title": "An error occurred",
+                     *       "title": "Unprocessable Content",
                      *       "status": 422,
                      *       "detail": "name: This value should not be blank.",
                      *       "violations": [
@@ -14076,7 +13719,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -14096,7 +13739,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -14153,7 +13796,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -14172,7 +13815,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -14191,7 +13834,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/404",
-                     *       "title": "An error occurred",
+                     *       "title": "Not Found",
                      *       "status": 404,
                      *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
                      *     }
@@ -14211,7 +13854,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -14231,7 +13874,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -14277,7 +13920,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -14296,7 +13939,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -14315,7 +13958,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/404",
-                     *       "title": "An error occurred",
+                     *       "title": "Not Found",
                      *       "status": 404,
                      *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
                      *     }
@@ -14334,7 +13977,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/412",
-                     *       "title": "An error occurred",
+                     *       "title": "Precondition Failed",
                      *       "status": 412,
                      *       "detail": "The record was changed since it was read (ETag W/\"…\"); read it again and repeat the change."
                      *     }
@@ -14354,7 +13997,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -14374,7 +14017,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -14401,19 +14044,19 @@ export interface operations {
         requestBody: {
             content: {
                 "application/merge-patch+json": {
-                    /** @example https://programme.example/angebote/fussball-feriencamp */
+                    /** @example https://crm.musterstadt.example/hooks/ferienprogramm */
                     url?: string | null;
                     events?: ("*" | "attendance.created" | "attendance.status_changed" | "attendance.transferred" | "attendance.deleted" | "offer.published" | "offer.changed" | "offer.cancelled" | "offer.relaunched" | "edition.allocated" | "edition.committed" | "receipt.created" | "receipt.reversed" | "participant.pseudonymised")[] | null;
                     enabled?: boolean | null;
-                    /** @example Dribbeln, passen, Tore schießen. */
+                    /** @example Buchungssystem der Stadtverwaltung */
                     description?: string | null;
                 };
                 "application/json": {
-                    /** @example https://programme.example/angebote/fussball-feriencamp */
+                    /** @example https://crm.musterstadt.example/hooks/ferienprogramm */
                     url?: string | null;
                     events?: ("*" | "attendance.created" | "attendance.status_changed" | "attendance.transferred" | "attendance.deleted" | "offer.published" | "offer.changed" | "offer.cancelled" | "offer.relaunched" | "edition.allocated" | "edition.committed" | "receipt.created" | "receipt.reversed" | "participant.pseudonymised")[] | null;
                     enabled?: boolean | null;
-                    /** @example Dribbeln, passen, Tore schießen. */
+                    /** @example Buchungssystem der Stadtverwaltung */
                     description?: string | null;
                 };
             };
@@ -14441,7 +14084,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/400",
-                     *       "title": "An error occurred",
+                     *       "title": "Bad Request",
                      *       "status": 400,
                      *       "detail": "itemsPerPage: must be a whole number between 1 and 200."
                      *     }
@@ -14461,7 +14104,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -14480,7 +14123,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -14499,7 +14142,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/404",
-                     *       "title": "An error occurred",
+                     *       "title": "Not Found",
                      *       "status": 404,
                      *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
                      *     }
@@ -14518,7 +14161,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/412",
-                     *       "title": "An error occurred",
+                     *       "title": "Precondition Failed",
                      *       "status": 412,
                      *       "detail": "The record was changed since it was read (ETag W/\"…\"); read it again and repeat the change."
                      *     }
@@ -14537,7 +14180,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/413",
-                     *       "title": "An error occurred",
+                     *       "title": "Content Too Large",
                      *       "status": 413,
                      *       "detail": "The request body is larger than 1048576 bytes."
                      *     }
@@ -14556,7 +14199,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/415",
-                     *       "title": "An error occurred",
+                     *       "title": "Unsupported Media Type",
                      *       "status": 415,
                      *       "detail": "Send the body as application/json."
                      *     }
@@ -14575,7 +14218,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/validation_errors/c1051bb4-d103-4f74-8988-acbcafc7fdc3",
-                     *       "title": "An error occurred",
+                     *       "title": "Unprocessable Content",
                      *       "status": 422,
                      *       "detail": "name: This value should not be blank.",
                      *       "violations": [
@@ -14602,7 +14245,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -14622,7 +14265,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -14669,7 +14312,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/400",
-                     *       "title": "An error occurred",
+                     *       "title": "Bad Request",
                      *       "status": 400,
                      *       "detail": "itemsPerPage: must be a whole number between 1 and 200."
                      *     }
@@ -14689,7 +14332,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -14708,7 +14351,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -14727,7 +14370,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/404",
-                     *       "title": "An error occurred",
+                     *       "title": "Not Found",
                      *       "status": 404,
                      *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
                      *     }
@@ -14746,7 +14389,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/413",
-                     *       "title": "An error occurred",
+                     *       "title": "Content Too Large",
                      *       "status": 413,
                      *       "detail": "The request body is larger than 1048576 bytes."
                      *     }
@@ -14765,7 +14408,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/415",
-                     *       "title": "An error occurred",
+                     *       "title": "Unsupported Media Type",
                      *       "status": 415,
                      *       "detail": "Send the body as application/json."
                      *     }
@@ -14784,7 +14427,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/validation_errors/c1051bb4-d103-4f74-8988-acbcafc7fdc3",
-                     *       "title": "An error occurred",
+                     *       "title": "Unprocessable Content",
                      *       "status": 422,
                      *       "detail": "name: This value should not be blank.",
                      *       "violations": [
@@ -14811,7 +14454,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -14831,7 +14474,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -14866,6 +14509,8 @@ export interface operations {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    Link: components["headers"]["Link"];
+                    "X-Total-Count": components["headers"]["X-Total-Count"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14892,7 +14537,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/400",
-                     *       "title": "An error occurred",
+                     *       "title": "Bad Request",
                      *       "status": 400,
                      *       "detail": "itemsPerPage: must be a whole number between 1 and 200."
                      *     }
@@ -14912,7 +14557,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -14931,7 +14576,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -14950,7 +14595,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/404",
-                     *       "title": "An error occurred",
+                     *       "title": "Not Found",
                      *       "status": 404,
                      *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
                      *     }
@@ -14970,7 +14615,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -14990,7 +14635,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -15038,7 +14683,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/400",
-                     *       "title": "An error occurred",
+                     *       "title": "Bad Request",
                      *       "status": 400,
                      *       "detail": "itemsPerPage: must be a whole number between 1 and 200."
                      *     }
@@ -15058,7 +14703,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -15077,7 +14722,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -15096,7 +14741,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/404",
-                     *       "title": "An error occurred",
+                     *       "title": "Not Found",
                      *       "status": 404,
                      *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
                      *     }
@@ -15115,7 +14760,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/409",
-                     *       "title": "An error occurred",
+                     *       "title": "Conflict",
                      *       "status": 409,
                      *       "detail": "The offer 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f has 3 applications and cannot be deleted."
                      *     }
@@ -15134,7 +14779,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/413",
-                     *       "title": "An error occurred",
+                     *       "title": "Content Too Large",
                      *       "status": 413,
                      *       "detail": "The request body is larger than 1048576 bytes."
                      *     }
@@ -15153,7 +14798,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/415",
-                     *       "title": "An error occurred",
+                     *       "title": "Unsupported Media Type",
                      *       "status": 415,
                      *       "detail": "Send the body as application/json."
                      *     }
@@ -15172,7 +14817,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/validation_errors/c1051bb4-d103-4f74-8988-acbcafc7fdc3",
-                     *       "title": "An error occurred",
+                     *       "title": "Unprocessable Content",
                      *       "status": 422,
                      *       "detail": "name: This value should not be blank.",
                      *       "violations": [
@@ -15199,7 +14844,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -15219,7 +14864,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }

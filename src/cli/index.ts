@@ -1,5 +1,6 @@
 import { demoCommand } from './demo.js';
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, oneLine, UsageError } from './errors.js';
+import { helpFor, USAGE } from './help.js';
 import { mailCommand } from './mail.js';
 import { migrateCommand } from './migrate.js';
 import { setUpStreams } from './output.js';
@@ -8,58 +9,8 @@ import { tenantCommand } from './tenant.js';
 import { tokenCommand } from './token.js';
 
 // The operator CLI (D1): `npm run --silent cli -- <command>`. Its commands, arguments and output formats are
-// a contract driven by outside checks. stdout carries only a command's output; notes, logs and errors go to
-// stderr. Exit codes: 0 done, 1 the command failed, 2 bad usage.
-export const USAGE = `usage: npm run --silent cli -- <command>
-
-commands:
-  migrate
-      migrates the control schema and every tenant schema, with progress; prints
-      "control: ..." and "tenant <slug>: applied <migration>... | up to date | FAILED: <error>"
-  tenant add <slug> --host <hostname>[/<basePath>]... [--name <text>] [--set key=value]...
-      registers the tenant, creates and migrates its schema; idempotent for the same arguments.
-      A host without a path is an admin host under /api; "<hostname>/" serves the API at the root.
-  tenant set <slug> key=value...
-      changes settings: publicAccess, organisersEditParticipantLists, organisersTransferParticipants,
-      retentionWeeks, offerUrlTemplate, receiptNumberPrefix, mailFrom, contactEmail,
-      confirmationUrlTemplate, consentUrlTemplate
-  tenant list
-      one line per tenant: <slug>\\t<host>[,<host>...]\\t<name>; a host is printed as
-      <hostname><basePath> (demo.example/api), or as the bare host name when its base path is /
-  tenant remove <slug> --yes
-      drops the tenant and its schema with all its data
-  tenant sync [--demo]
-      applies tenants/*.json (TENANTS_DIR overrides the folder); prints each tenant as "tenant list" does.
-      A file marked "demo": true (tenants/demo.json) is applied only with the embedded database, --demo
-      or DEMO=1
-  token issue <slug> --role admin|organiser|website [--organiser <alias|uuid>]... [--access read|read-write]
-              [--legacy] [--name <text>] [--expires <date>] [--service] [--rate <requests per minute>]
-      prints a new token alone on the last line of stdout. --legacy: an old personal token with scope
-      api:offer:read; default access read-write; --role organiser needs --organiser; --expires takes a
-      date (start of that day, Europe/Berlin) or a timestamp with offset, in the future; --service issues
-      it to a service account instead of a person. --role website: the municipality's public website
-      (a service account): public reads, family applications, confirmations, consents and answer files.
-      --rate: the token's own limit, refilled per minute (default 100; the bucket holds three minutes)
-  token list <slug>
-      one line per token: <uuid>\\t<name>\\t<role>\\t<access>\\t<createdAt>\\t<expiresAt or ->\\t<revokedAt or ->
-      \\t<requests per minute>
-  token revoke <slug> <token-uuid>
-  demo [<slug>]
-      fills a tenant (default demo; created from tenants/<slug>.json when missing) with demo data
-  retention run <slug> [--dry-run]
-      pseudonymises the participants whose offers all ended more than retentionWeeks ago and the accounts
-      left without a living child (the daily job's run); prints "participant\t<uuid>" and "account\t<uuid>"
-      per record (uuids only), then <slug>\t<done|dry-run>\tparticipants=<n>\taccounts=<n>\tapplications=<n>;
-      --dry-run changes nothing
-  mail list <slug> [--failed] [--limit <n>]
-      the tenant's e-mails, newest first: <uuid>\t<kind>\t<sent|waiting|failed>\t<attempts>\t<createdAt>\t
-      <sentAt or next attempt or ->\t<last error or -> (no recipients or texts); --failed: given up only
-  mail retry <slug> <mail-uuid>|--all-failed
-      makes given-up mails due again with a fresh set of attempts; prints <slug>\tretried=<n>
-
-environment: DATABASE_URL (unset: the embedded PostgreSQL in .data/pg; a running one, e.g. of npm start,
-  is used), TENANTS_DIR, DEMO, LOG_LEVEL`;
-
+// a contract driven by outside checks (usage texts: help.ts). stdout carries only a command's output; notes, logs
+// and errors go to stderr. Exit codes: 0 done, 1 the command failed, 2 bad usage.
 export async function run(argv: string[]): Promise<number> {
   const [command, ...args] = argv;
   if (command === undefined) {
@@ -67,7 +18,8 @@ export async function run(argv: string[]): Promise<number> {
     return EXIT_USAGE;
   }
   if (command === 'help' || argv.includes('--help') || argv.includes('-h')) {
-    process.stdout.write(`${USAGE}\n`);
+    // Issue 24: `tenant suspend --help` prints that command's usage, `tenant --help` the tenant commands.
+    process.stdout.write(`${helpFor(argv)}\n`);
     return EXIT_OK;
   }
   try {
@@ -106,6 +58,9 @@ export async function run(argv: string[]): Promise<number> {
 }
 
 setUpStreams();
+// Closing the terminal (SIGHUP) or Ctrl-C ends a command like an error would: `exit` hooks still run, so an embedded
+// PostgreSQL this command started is stopped (platform/db/embedded-postmaster.ts).
+for (const [signal, n] of [['SIGINT', 2], ['SIGTERM', 15], ['SIGHUP', 1]] as const) process.once(signal, () => process.exit(128 + n));
 const code = await run(process.argv.slice(2));
 // The runtime is closed by now; exit explicitly so a stray handle (a library timer) cannot keep us alive.
 process.exit(code);

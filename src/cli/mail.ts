@@ -1,18 +1,18 @@
 import { parseId } from '../platform/http/ids.js';
 import { expectPositionals, expectSlug, parseCommandArgs } from './args.js';
 import { CommandError, UsageError } from './errors.js';
-import { note, out } from './output.js';
+import { note, out, outJson } from './output.js';
 import { requireTenant, withRuntime } from './runtime.js';
 
 // `mail list <slug> [--failed]` and `mail retry <slug> <uuid>|--all-failed` (D9, issue 9): the operator's view of
 // a municipality's outbox. Lines carry the mail's uuid, kind, state, attempts, times and the last SMTP error,
 // never a recipient or a text (families' personal data stays in the database):
 //   <uuid>\t<kind>\t<sent|waiting|failed>\t<attempts>\t<createdAt>\t<sentAt or next attempt or ->\t<last error or ->
-const LIST = 'mail list <slug> [--failed] [--limit <n>]';
+const LIST = 'mail list <slug> [--failed] [--limit <n>] [--json]';
 const RETRY = 'mail retry <slug> <mail-uuid>|--all-failed';
 
 async function list(args: string[]): Promise<void> {
-  const { values, positionals } = parseCommandArgs('mail list', args, { failed: { type: 'boolean' }, limit: { type: 'string' } });
+  const { values, positionals } = parseCommandArgs('mail list', args, { failed: { type: 'boolean' }, limit: { type: 'string' }, json: { type: 'boolean' } });
   expectPositionals(LIST, positionals, 1, 1);
   const slug = expectSlug(positionals[0]!);
   const limit = values.limit === undefined ? 100 : Number(values.limit);
@@ -21,6 +21,10 @@ async function list(args: string[]): Promise<void> {
     const tenant = await requireTenant(db, slug);
     const { listOutbox } = await import('../platform/mail/outbox.js');
     const rows = await listOutbox(db, tenant.schema, { failedOnly: values.failed ?? false, limit });
+    if (values.json) {
+      const iso = (v: string | null) => (v ? new Date(v).toISOString() : null);
+      return outJson(rows.map((r) => ({ ...r, createdAt: iso(r.createdAt), sentAt: iso(r.sentAt), nextAttemptAt: iso(r.nextAttemptAt) })));
+    }
     for (const r of rows) {
       const when = r.sentAt ?? r.nextAttemptAt;
       await out([r.uuid, r.kind, r.state, r.attempts, new Date(r.createdAt).toISOString(), when ? new Date(when).toISOString() : '-', r.lastError ?? '-'].join('\t'));

@@ -23,6 +23,11 @@ export function out(line: string): Promise<void> {
   });
 }
 
+/** `--json` output (issue 24): one JSON document on stdout, indented for people, parseable by tools. */
+export function outJson(value: unknown): Promise<void> {
+  return out(JSON.stringify(value, null, 2));
+}
+
 /** A human note for the operator, on stderr. */
 export function note(line: string): void {
   process.stderr.write(`${line}\n`);

@@ -1,26 +1,18 @@
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { schemaNameFor, parseHostArgument, type Tenant, type TenantHost } from '../platform/tenancy/tenant.js';
+import { schemaNameFor, parseHostArgument } from '../platform/tenancy/tenant.js';
 import { parseSettingAssignment, type TenantSettings } from '../platform/tenancy/settings.js';
 import { asUsage, expectPositionals, expectSlug, parseCommandArgs } from './args.js';
 import { CommandError, UsageError } from './errors.js';
-import { field, note, out } from './output.js';
-import { findTenant, withRuntime } from './runtime.js';
+import { synopsis } from './help.js';
+import { field, note, out, outJson } from './output.js';
+import { findTenant, requireTenant, withRuntime } from './runtime.js';
+import { exportCommand, importCommand } from './tenant-archive.js';
+import { tenantJson, tenantLine } from './tenant-format.js';
+import { hostCommand, resumeCommand, suspendCommand } from './tenant-state.js';
 
-// `tenant add|set|list|remove|sync` (D1).
-
-/**
- * A host as `tenant list` prints it: the host name alone, as D10's `<host>` reads (the base path of each
- * host lives in the registry and in the tenant files).
- */
-export function formatHost(h: TenantHost): string {
-  return h.host;
-}
-
-/** `<slug>\t<host>[,<host>...]\t<name>` (D10). */
-export function tenantLine(t: Tenant): string {
-  return `${t.slug}\t${t.hosts.map(formatHost).join(',') || '-'}\t${field(t.name)}`;
-}
+// `tenant add|set|list|show|remove|sync` (D1, issue 24); suspend, resume and hosts: tenant-state.ts; export and
+// import: tenant-archive.ts.
 
 function parseSettings(assignments: string[]): Partial<TenantSettings> {
   const settings: Record<string, unknown> = {};
@@ -80,11 +72,37 @@ async function set(args: string[]): Promise<void> {
 }
 
 async function list(args: string[]): Promise<void> {
-  const { positionals } = parseCommandArgs('tenant list', args, {});
-  expectPositionals('tenant list', positionals, 0, 0);
+  const { values, positionals } = parseCommandArgs('tenant list', args, { json: { type: 'boolean' } });
+  expectPositionals(synopsis('tenant list'), positionals, 0, 0);
   await withRuntime(async ({ db }) => {
     const { loadTenants } = await import('../platform/tenancy/registry.js');
-    for (const t of await loadTenants(db)) await out(tenantLine(t));
+    const tenants = await loadTenants(db);
+    if (values.json) return outJson(tenants.map(tenantJson));
+    for (const t of tenants) await out(tenantLine(t));
+  });
+}
+
+async function show(args: string[]): Promise<void> {
+  const { values, positionals } = parseCommandArgs('tenant show', args, { json: { type: 'boolean' } });
+  expectPositionals(synopsis('tenant show'), positionals, 1, 1);
+  const slug = expectSlug(positionals[0]);
+  await withRuntime(async ({ db }) => {
+    const { tenantOverview } = await import('../platform/tenancy/overview.js');
+    const o = await tenantOverview(db, await requireTenant(db, slug));
+    if (values.json) return outJson(o);
+    const rows: [string, string][] = [
+      ['slug', o.slug],
+      ['name', o.name],
+      ['state', o.suspended ? `suspended since ${o.suspended.since}${o.suspended.reason ? `: ${o.suspended.reason}` : ''}` : 'active'],
+      ...o.hosts.map((h): [string, string] => ['host', `${h.argument} (${h.basePath === '/' ? 'API domain, API at /' : `API below ${h.basePath}`})`]),
+      ['schema', `${o.schema} at ${o.schemaVersion.current ?? 'no migration'} (${o.schemaVersion.applied} of ${o.schemaVersion.expected}${o.schemaVersion.upToDate ? ', up to date' : ', behind: run migrate'})`],
+      ...Object.entries(o.settings).map(([k, v]): [string, string] => ['setting', `${k}=${String(v)}`]),
+      ...Object.entries(o.counts).map(([k, v]): [string, string] => [k, String(v)]),
+      ['mail', `${o.mail.waiting} waiting${o.mail.oldestWaitingSince ? ` (oldest ${o.mail.oldestWaitingSince})` : ''}, ${o.mail.failed} failed`],
+      ['webhooks', `${o.webhooks.enabled} enabled (${o.webhooks.failing} failing), ${o.webhooks.disabled} disabled`],
+      ['last activity', o.lastActivity ?? '-'],
+    ];
+    for (const [k, v] of rows) await out(`${k.padEnd(14)}${field(v)}`);
   });
 }
 
@@ -141,6 +159,8 @@ async function sync(args: string[]): Promise<void> {
   });
 }
 
+const SUBCOMMANDS = 'add, set, list, show, suspend, resume, host, export, import, remove or sync';
+
 export async function tenantCommand(args: string[]): Promise<void> {
   const [sub, ...rest] = args;
   switch (sub) {
@@ -150,13 +170,25 @@ export async function tenantCommand(args: string[]): Promise<void> {
       return set(rest);
     case 'list':
       return list(rest);
+    case 'show':
+      return show(rest);
+    case 'suspend':
+      return suspendCommand(rest);
+    case 'resume':
+      return resumeCommand(rest);
+    case 'host':
+      return hostCommand(rest);
+    case 'export':
+      return exportCommand(rest);
+    case 'import':
+      return importCommand(rest);
     case 'remove':
       return remove(rest);
     case 'sync':
       return sync(rest);
     case undefined:
-      throw new UsageError('tenant needs a subcommand: add, set, list, remove or sync');
+      throw new UsageError(`tenant needs a subcommand: ${SUBCOMMANDS}`);
     default:
-      throw new UsageError(`unknown command "tenant ${sub}": use add, set, list, remove or sync`);
+      throw new UsageError(`unknown command "tenant ${sub}": use ${SUBCOMMANDS}`);
   }
 }

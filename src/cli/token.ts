@@ -5,7 +5,8 @@ import { formatTimestamp, parseDate, parseTimestamp, ZONE } from '../platform/ht
 import { parseId } from '../platform/http/ids.js';
 import { expectPositionals, expectSlug, parseCommandArgs } from './args.js';
 import { CommandError, UsageError } from './errors.js';
-import { field, note, out } from './output.js';
+import { synopsis } from './help.js';
+import { field, note, out, outJson } from './output.js';
 import { requireTenant, withRuntime } from './runtime.js';
 
 // `token issue|list|revoke` (D1, D3). A token is printed once, alone on the last line of stdout, and nowhere else.
@@ -105,24 +106,38 @@ async function issue(args: string[]): Promise<void> {
 }
 
 /**
- * `<uuid>\t<name>\t<role>\t<access>\t<createdAt>\t<expiresAt or ->\t<revokedAt or ->` (D10), and (issue 21) the
- * token's rate limit as an eighth field: `<requests per minute>` (D3's 100 unless issued with `--rate`).
+ * `<uuid>\t<name>\t<role>\t<access>\t<createdAt>\t<expiresAt or ->\t<revokedAt or ->` (D10), extended (issue 24) by
+ * `\t<organisers' aliases or ->\t<lastUsedAt or ->` (the hour of the last use) and (issue 21)
+ * `\t<requests per minute>` (the token's rate limit: D3's 100 unless issued with `--rate`).
  */
 export function tokenLine(t: TokenRecord): string {
   return [
     t.uuid, field(t.name), t.role, t.access, formatTimestamp(t.createdAt) ?? '-', formatTimestamp(t.expiresAt) ?? '-', formatTimestamp(t.revokedAt) ?? '-',
+    field(t.organisers.map((o) => o.alias).join(',')), formatTimestamp(t.lastUsedAt) ?? '-',
     String(t.ratePerMinute ?? DEFAULT_RATE_PER_MINUTE),
   ].join('\t');
 }
 
+/** A token as `token list --json` prints it (never its secret: only the hash is stored). */
+export function tokenJson(t: TokenRecord) {
+  return {
+    uuid: t.uuid, name: t.name, role: t.role, access: t.access, ownerKind: t.ownerKind, organisers: t.organisers,
+    createdAt: formatTimestamp(t.createdAt) ?? null, expiresAt: formatTimestamp(t.expiresAt) ?? null,
+    revokedAt: formatTimestamp(t.revokedAt) ?? null, lastUsedAt: formatTimestamp(t.lastUsedAt) ?? null,
+    ratePerMinute: t.ratePerMinute ?? DEFAULT_RATE_PER_MINUTE,
+  };
+}
+
 async function list(args: string[]): Promise<void> {
-  const { positionals } = parseCommandArgs('token list', args, {});
-  expectPositionals('token list <slug>', positionals, 1, 1);
+  const { values, positionals } = parseCommandArgs('token list', args, { json: { type: 'boolean' } });
+  expectPositionals(synopsis('token list'), positionals, 1, 1);
   const slug = expectSlug(positionals[0]);
   await withRuntime(async ({ db }) => {
     const tenant = await requireTenant(db, slug);
     const { listTokens } = await import('../platform/auth/tokens.js');
-    for (const t of await listTokens(db, tenant.schema)) await out(tokenLine(t));
+    const tokens = await listTokens(db, tenant.schema);
+    if (values.json) return outJson(tokens.map(tokenJson));
+    for (const t of tokens) await out(tokenLine(t));
   });
 }
 

@@ -5,6 +5,7 @@ import type { Viewer } from './auth/viewer.js';
 import type { Tenant } from './tenancy/tenant.js';
 import type { Executor } from './db/sql.js';
 import type { JobSender } from './jobs/names.js';
+import type { PagingReport } from './http/paging.js';
 
 export type { Actor, Viewer };
 
@@ -20,6 +21,8 @@ export type ServiceContext = {
   log: Logger;
   /** Enqueues background work (D9); set by the API, absent in jobs, the CLI and plain test contexts. */
   jobs?: JobSender;
+  /** Where a list reports its total for the paging headers (issue 24); set by the API only. */
+  paging?: PagingReport;
 };
 
 /** The SQL executor for projections: the current transaction's, or the pool's. */

@@ -64,7 +64,8 @@ describe('tenant', () => {
     const args = ['tenant', 'add', slug, '--host', `${slug}.example`, '--host', `api.${slug}.example/`, '--name', `Stadt ${slug}`, '--set', 'retentionWeeks=4'];
     const first = await cli(args);
     expect(first.code, first.stderr).toBe(0);
-    const line = `${slug}\t${slug}.example,api.${slug}.example\tStadt ${slug}`;
+    // Issue 24: each host as --host takes it: the admin host bare, the API domain with its trailing slash.
+    const line = `${slug}\t${slug}.example,api.${slug}.example/\tStadt ${slug}`;
     expect(first.lines).toEqual([line]);
     expect(await schemaExists(`t_${slug.replace(/-/g, '_')}`)).toBe(true);
 
@@ -152,7 +153,7 @@ describe('tenant', () => {
       writeFileSync(path.join(broken, 'bad.json'), '{ "slug": ');
       const [synced, failed] = await Promise.all([cli(['tenant', 'sync'], { TENANTS_DIR: dir }), cli(['tenant', 'sync'], { TENANTS_DIR: broken })]);
       expect(synced.code).toBe(0);
-      expect(synced.lines.sort()).toEqual([`${a}\t${a}.example,api.${a}.example\tStadt A`, `${b}\t${b}.example\tStadt B`].sort());
+      expect(synced.lines.sort()).toEqual([`${a}\t${a}.example,api.${a}.example/\tStadt A`, `${b}\t${b}.example\tStadt B`].sort());
       const tenants = await loadTenants(executorOf(h.orm));
       expect(tenants.find((t) => t.slug === a)?.settings.publicAccess).toBe(false);
       expect(await schemaExists(`t_${b.replace(/-/g, '_')}`)).toBe(true);
@@ -210,9 +211,10 @@ describe('token', () => {
     expect(list.lines).toHaveLength(3);
     const rows = list.lines.map((l) => l.split('\t'));
     for (const r of rows) {
-      // D10's seven fields, and (issue 21) the token's rate limit as an eighth.
-      expect(r).toHaveLength(8);
-      expect(r[7]).toBe('100');
+      // D10's seven fields, then (issue 24) the organisers' aliases and the hour of the last use, and (issue 21)
+      // the token's rate limit.
+      expect(r).toHaveLength(10);
+      expect(r[9]).toBe('100');
       expect(r[0]).toMatch(/^[0-9a-f-]{36}$/);
       expect(r[4]).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d\d:\d\d$/);
       expect(r[6]).toBe('-');
@@ -222,6 +224,8 @@ describe('token', () => {
     expect(integration[5]).toBe('2099-12-31T00:00:00+01:00');
     expect(rows.find((r) => r[3] === 'legacy')?.[5]).toBe('-');
     expect(rows.find((r) => r[2] === 'organiser')?.[3]).toBe('read');
+    expect(rows.find((r) => r[2] === 'organiser')?.[7]).toBe('sportverein');
+    expect(integration[7]).toBe('-');
     const owners = await sql<{ owner_kind: string; organiser_ids: string[] | string }>`select owner_kind, organiser_ids from ${qualified(schema, 'api_tokens')} order by name`.execute(executorOf(h.orm));
     expect(owners.rows.map((r) => r.owner_kind).sort()).toEqual(['person', 'person', 'service']);
     expect(list.stdout).not.toContain('hpt_');
@@ -270,7 +274,7 @@ describe('token', () => {
     const list = await cli(['token', 'list', slug]);
     const rows = list.lines.map((l) => l.split('\t'));
     expect(rows.find((r) => r[1] === 'Website')?.slice(2)).toEqual(['website', 'read-write', expect.any(String), '-', '-', '1200']);
-    expect(rows.filter((r) => r[2] === 'website').map((r) => r[7]).sort()).toEqual(['100', '1200']);
+    expect(rows.filter((r) => r[2] === 'website').map((r) => r[9]).sort()).toEqual(['100', '1200']);
     const owners = await sql<{ owner_kind: string; user_uuid: string | null }>`select owner_kind, user_uuid from ${qualified(schema, 'api_tokens')}`.execute(executorOf(h.orm));
     expect(owners.rows).toEqual([{ owner_kind: 'service', user_uuid: null }, { owner_kind: 'service', user_uuid: null }]);
   }, SLOW);
@@ -294,7 +298,7 @@ describe('migrate', () => {
   it('migrates the control schema and each tenant with a line per schema, and exits 1 when one fails', async () => {
     const fresh = await cli(['migrate'], { DATABASE_URL: url });
     expect(fresh.code, fresh.stderr).toBe(0);
-    expect(fresh.lines).toEqual(['control: applied Migration20261121000000Registry']);
+    expect(fresh.lines).toEqual(['control: applied Migration20261121000000Registry, Migration20261127160000TenantSuspension']);
 
     const good = slugOf('mig');
     expect((await cli(['tenant', 'add', good, '--host', `${good}.example`], { DATABASE_URL: url })).code).toBe(0);
@@ -349,7 +353,7 @@ describe('tenant sync and the demo file', () => {
 
 // Issue 12: a CLI error prints its real cause (it printed `error: undefined` when the embedded start failed).
 describe('the embedded database', () => {
-  it('prints PostgreSQL\'s own reason when its port is taken, in one line, and exits 1', async () => {
+  it('names the setting to change when its port is taken, in one line, and exits 1', async () => {
     const home = mkdtempSync(path.join(tmpdir(), 'hp-cli-'));
     chmodSync(home, 0o755);
     const blocker = net.createServer();
@@ -359,7 +363,8 @@ describe('the embedded database', () => {
       const run = await cli(['tenant', 'list'], { DATABASE_URL: '', DATA_DIR: path.join(home, '.data'), EMBEDDED_PG_PORT: String(port) });
       expect(run.code).toBe(1);
       expect(run.stdout).toBe('');
-      expect(run.stderr).toMatch(new RegExp(`^error: the embedded PostgreSQL in \\S+ did not start on port ${port} \\(exit \\d+\\): .*(could not bind|Address already in use|could not create any TCP/IP sockets).*\\n$`));
+      // Issue 24: one sentence naming the setting to change.
+      expect(run.stderr).toBe(`error: port ${port} of the embedded PostgreSQL is taken by another program: set EMBEDDED_PG_PORT to a free port (for example EMBEDDED_PG_PORT=${port + 1}), or DATABASE_URL to use a PostgreSQL of your own\n`);
       expect(run.stderr).not.toContain('undefined');
       expect(run.stderr.split('\n').filter(Boolean)).toHaveLength(1);
     } finally {

@@ -344,9 +344,10 @@ describe('mail, jobs and caches are keyed by tenant', () => {
     for (let i = 0; i < 2; i++) {
       const a = await A.get('/openapi.json', { token: null });
       const b = await B.get('/openapi.json', { token: null });
-      expect(a.text).toContain(`https://${A.host}/api`);
+      // Issue 24: the address the request came in on (plain http in the tests).
+      expect(a.text).toContain(`http://${A.host}/api`);
       expect(a.text).not.toContain(B.host);
-      expect(b.text).toContain(`https://${B.host}/api`);
+      expect(b.text).toContain(`http://${B.host}/api`);
       expect(b.text).not.toContain(A.host);
     }
   });

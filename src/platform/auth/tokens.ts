@@ -36,6 +36,10 @@ export type TokenRecord = {
   createdAt: string;
   expiresAt: string | null;
   revokedAt: string | null;
+  /** The hour of the token's last use (issue 24), null before its first. */
+  lastUsedAt: string | null;
+  /** The organisers the token is bound to, as they are now (a deleted one is left out). */
+  organisers: { uuid: string; name: string; alias: string }[];
 };
 
 /** The `api_tokens` text columns with a check constraint, narrowed to their values. */
@@ -63,9 +67,10 @@ export async function verifyToken(db: Executor, schema: string, token: string, n
   const parts = splitToken(token);
   if (!parts) return null;
   // Every request with a token runs this: a named statement (platform/db/prepared.ts), so it stays a raw template.
-  const res = await prepared(sql<Pick<Selectable<TenantDB['api_tokens']>, 'uuid' | 'name' | 'organiser_ids' | 'secret_hash' | 'revoked_at' | 'rate_per_minute'> & TokenRow & { expired: boolean }>`
+  const res = await prepared(sql<Pick<Selectable<TenantDB['api_tokens']>, 'uuid' | 'name' | 'organiser_ids' | 'secret_hash' | 'revoked_at' | 'rate_per_minute'> & TokenRow & { expired: boolean; use_unrecorded: boolean }>`
      select uuid, name, role, access, owner_kind, organiser_ids, secret_hash, revoked_at, rate_per_minute,
-       (expires_at is not null and expires_at <= ${now}::timestamptz) as expired
+       (expires_at is not null and expires_at <= ${now}::timestamptz) as expired,
+       (last_used_at is null or last_used_at < date_trunc('hour', ${now}::timestamptz)) as use_unrecorded
      from ${tablesOf(schema)('api_tokens')} where uuid = ${parts.uuid}`).execute(db);
   const row = res.rows[0];
   const presented = hashSecret(parts.secret);
@@ -76,6 +81,7 @@ export async function verifyToken(db: Executor, schema: string, token: string, n
   if (row.revoked_at) return null;
   // Compared in SQL: timestamptz comes back as PostgreSQL text (`…+00`), which `new Date` cannot read.
   if (row.expired) return null;
+  if (row.use_unrecorded) recordUse(db, schema, row.uuid, now);
   return {
     tokenId: row.uuid,
     name: row.name,
@@ -85,6 +91,20 @@ export async function verifyToken(db: Executor, schema: string, token: string, n
     organiserIds: parsePgArray(row.organiser_ids),
     ratePerMinute: row.rate_per_minute,
   };
+}
+
+/**
+ * Issue 24: when a token was last used, kept to the hour (`token list`), so a busy token costs one write an hour,
+ * not one per request: the check above reads whether this hour is recorded, and only then is it written, beside the
+ * request and without waiting for it (a failed write is only a missed note). Concurrent first requests of an
+ * hour write the same value; the condition makes the later ones no-ops.
+ */
+function recordUse(db: Executor, schema: string, uuid: string, now: Date): void {
+  void inSchema(db, schema).updateTable('api_tokens')
+    .set({ last_used_at: sql`date_trunc('hour', ${now}::timestamptz)` })
+    .where('uuid', '=', uuid)
+    .where((eb) => eb.or([eb('last_used_at', 'is', null), eb('last_used_at', '<', sql<string>`date_trunc('hour', ${now}::timestamptz)`)]))
+    .execute().catch(() => {});
 }
 
 /**
@@ -129,13 +149,17 @@ export async function insertToken(
 }
 
 export async function listTokens(db: Executor, schema: string): Promise<TokenRecord[]> {
-  const rows = await inSchema(db, schema).selectFrom('api_tokens')
-    .select(['uuid', 'name', 'role', 'access', 'owner_kind', 'organiser_ids', 'rate_per_minute', 'created_at', 'expires_at', 'revoked_at'])
-    .orderBy('created_at').orderBy('uuid')
+  const rows = await inSchema(db, schema).selectFrom('api_tokens as t')
+    .select(['t.uuid', 't.name', 't.role', 't.access', 't.owner_kind', 't.organiser_ids', 't.rate_per_minute', 't.created_at', 't.expires_at', 't.revoked_at', 't.last_used_at'])
+    .select((eb) => eb.selectFrom('organisers as o')
+      .select(sql<{ uuid: string; name: string; alias: string }[]>`coalesce(json_agg(json_build_object('uuid', o.uuid, 'name', o.name, 'alias', o.alias) order by o.alias), '[]'::json)`.as('list'))
+      .where('o.uuid', '=', sql<string>`any(t.organiser_ids)`).as('organisers'))
+    .orderBy('t.created_at').orderBy('t.uuid')
     .$narrowType<TokenRow>().execute();
   return rows.map((r) => ({
     uuid: r.uuid, name: r.name, role: r.role, access: r.access, ownerKind: r.owner_kind,
     organiserIds: parsePgArray(r.organiser_ids), ratePerMinute: r.rate_per_minute, createdAt: r.created_at, expiresAt: r.expires_at, revokedAt: r.revoked_at,
+    lastUsedAt: r.last_used_at, organisers: r.organisers ?? [],
   }));
 }
 

@@ -101,6 +101,14 @@ function lastLines(text: string): string {
   return lines.slice(-3).join(' ') || 'no output';
 }
 
+/** Issue 24: a taken port is the usual reason, and the operator needs the setting's name, not PostgreSQL's log. */
+function startError(layout: Layout, port: number, code: number | null, output: string): EmbeddedDatabaseError {
+  if (/could not bind|Address already in use|could not create any TCP\/IP sockets/i.test(output)) {
+    return new EmbeddedDatabaseError(`port ${port} of the embedded PostgreSQL is taken by another program: set EMBEDDED_PG_PORT to a free port (for example EMBEDDED_PG_PORT=${port === 65535 ? port - 1 : port + 1}), or DATABASE_URL to use a PostgreSQL of your own`);
+  }
+  return new EmbeddedDatabaseError(`the embedded PostgreSQL in ${layout.dir} did not start on port ${port} (exit ${code}): ${lastLines(output)}`);
+}
+
 const started = new Set<ChildProcess>();
 let exitHook = false;
 
@@ -133,7 +141,7 @@ export function startPostmaster(layout: Layout, port: number, onLog: (m: string)
     child.on('error', (err) => reject(spawnError('postgres', err, layout)));
     child.on('close', (code) => {
       started.delete(child);
-      if (!ready) reject(new EmbeddedDatabaseError(`the embedded PostgreSQL in ${layout.dir} did not start on port ${port} (exit ${code}): ${lastLines(output)}`));
+      if (!ready) reject(startError(layout, port, code, output));
     });
   });
 }

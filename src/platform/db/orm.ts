@@ -176,6 +176,27 @@ export function newSchemaScript(orm: Orm): Promise<{ sql: string; names: string[
   return scriptOfNewSchema;
 }
 
+/**
+ * Issue 24 (`tenant import`): `run` in one transaction of the ORM's pool, handed both as the migrator's
+ * transaction and as a kysely executor, so a new tenant's schema, its rows and its registry entry commit together.
+ */
+export async function inTransaction<T>(orm: Orm, run: (trx: Trx, db: Executor) => Promise<T>): Promise<T> {
+  return orm.em.getConnection().transactional((trx) => run(trx, trx as unknown as Executor));
+}
+
+/**
+ * Migrates `schema` inside the caller's transaction (taking its migration lock there): up to the migration `to`
+ * (an archive's version), or, without `to`, to the end (a new schema's whole chain then runs as one script).
+ */
+export async function migrateTenantSchemaIn(orm: Orm, schema: string, trx: Trx, opts: { to?: string } = {}): Promise<string[]> {
+  const conn = orm.em.getConnection();
+  await conn.execute('select pg_advisory_xact_lock(hashtext(?))', [`hp:migrate:${assertSchemaName(schema)}`], 'all', trx);
+  if (opts.to === undefined) return migrateInTransaction(orm, schema, trx, undefined, true);
+  await conn.execute(`create schema if not exists "${schema}"`, [], 'run', trx);
+  const done = await new Migrator(orm.em).up({ schema, transaction: trx, to: opts.to });
+  return done.map((m) => m.name);
+}
+
 export async function dropTenantSchema(orm: Orm, schema: string): Promise<void> {
   await sql`drop schema if exists ${sql.id(assertSchemaName(schema))} cascade`.execute(executorOf(orm));
 }

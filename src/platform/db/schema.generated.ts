@@ -119,6 +119,8 @@ export interface ControlTenants {
   schema_name: string;
   settings: Generated<Json>;
   slug: string;
+  suspended_at: TimestampText | null;
+  suspended_reason: string | null;
   updated_at: Generated<TimestampText>;
 }
 

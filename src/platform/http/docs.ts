@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { tenantOf } from '../tenancy/middleware.js';
+import { publicBaseUrl } from './public-url.js';
 
 // `<base>/docs` (issue 12): an interactive API reference of the municipality's own `<base>/openapi.json`,
 // rendered by Scalar's standalone bundle served from its npm package (`<base>/docs/scalar.js`): no CDN, no
@@ -29,7 +30,7 @@ export function docsPage(req: Request, res: Response): void {
   const { tenant, basePath } = tenantOf(req) as { tenant: { name: string }; basePath: string };
   const base = basePath === '/' ? '' : basePath;
   // "Try it" calls this very host as the browser reached it (scheme and port included).
-  const server = `${req.protocol}://${req.headers.host}${base}`;
+  const server = publicBaseUrl(req);
   const configuration = {
     url: `${base}/openapi.json`,
     servers: [{ url: server, description: tenant.name }],

@@ -6,6 +6,7 @@ import type { DatabaseAvailability } from './availability.js';
 import { problemFromError } from './errors.js';
 import { resolveFinalJson } from './final-json.js';
 import { resolveRawFile } from './raw.js';
+import { PAGING_HEADERS } from './paging.js';
 import { PROBLEM_CONTENT_TYPE, type ProblemBody } from './problem.js';
 import type { Meta, TrpcContext } from './trpc.js';
 
@@ -74,6 +75,7 @@ export function openApiHandler(router: AnyRouter, log: Logger, availability?: Da
       if (problem) {
         res.statusCode = problem.body.status;
         res.setHeader('Content-Type', PROBLEM_CONTENT_TYPE);
+        for (const h of PAGING_HEADERS) res.removeHeader(h);
         if (String(res.getHeader('Cache-Control') ?? '').startsWith('public')) res.setHeader('Cache-Control', 'no-store');
         for (const [k, v] of Object.entries(problem.headers)) res.setHeader(k, v);
         return end(JSON.stringify(problem.body));

@@ -4,7 +4,7 @@ import { ATTENDANCE_TRANSITIONS, SYSTEM_TRANSITIONS } from '../../domain/attenda
 import { OFFER_TRANSITIONS } from '../../domain/offer-workflow.js';
 import type { Meta } from './trpc.js';
 import { webhookOperations } from '../webhooks/openapi.js';
-import { accessText, addExamples, describeCents, typeParameter } from './openapi-annotations.js';
+import { accessText, addExamples, addReferenceExamples, BODY_RESOURCE, describeCents, typeParameter } from './openapi-annotations.js';
 import { HEADERS, problemResponse, PROBLEM_SCHEMA } from './openapi-problems.js';
 import { describeRawOperations } from './openapi-raw.js';
 
@@ -12,7 +12,9 @@ import { describeRawOperations } from './openapi-raw.js';
 // (zod-openapi: every resource's output schema is a named component through `.meta({ id })` in its
 // schema.ts), post-processed here to say what the server really does:
 // - success statuses 201/202/204 from each procedure's meta; PATCH/DELETE of receipts and bookings answer
-//   only 405 (they exist to refuse);
+//   only 405 (they exist to refuse) and are left out of the document (issue 24: generated clients offered them as
+//   functions, the reference listed them);
+// - every list's paging headers, `Link` and `X-Total-Count` (issue 24);
 // - the errors each operation can answer, as application/problem+json with an example, and the headers
 //   (RateLimit, RateLimit-Policy, Retry-After, WWW-Authenticate, Cache-Control, Allow);
 // - query parameters typed from the field helpers' descriptions (src/platform/http/fields.ts): integers,
@@ -52,7 +54,7 @@ const NOT_FOUND = new Set(['attendances-list', 'familyApplications-confirm', 'fa
 /** Actions whose body is optional (D10): a request without body or content type is accepted. */
 const OPTIONAL_BODIES = new Set(['attendances-refill', 'allocations-allocate', 'allocations-commit', 'offers-copy', 'offers-variant', 'receipts-reverse']);
 
-/** Operations that exist only to answer 405 (D8: bookings and receipts are never changed). */
+/** Operations that exist only to answer 405 (D8: bookings and receipts are never changed): not in the document. */
 const REFUSING = new Set(['bookings-update', 'bookings-delete', 'receipts-update', 'receipts-delete']);
 
 /** Body defaults the services apply to absent fields. */
@@ -80,7 +82,7 @@ export function buildOpenApiDocument(router: AnyRouter, baseUrl: string): Record
       '- Authentication: `Authorization: Bearer <token>` (tokens are issued by the operator CLI). Some offer reads are open to anonymous callers.',
       '- Errors are `application/problem+json` (RFC 9457); a 422 lists `violations` by field.',
       '- Amounts (`fee`, `amount`, `total`, `balance`) are integer cents. Timestamps carry the Europe/Berlin offset; date-only values are `YYYY-MM-DD`.',
-      '- Lists are pages: `page` from 1, `itemsPerPage` 1-200 (default 30). A short page is the last one.',
+      '- Lists are pages: `page` from 1, `itemsPerPage` 1-200 (default 30). A short page is the last one. Each list answer also carries `X-Total-Count` (the matching records) and a `Link` header (RFC 8288) with `first`, `prev`, `next` and `last`; the body stays a plain array.',
       '- Rate limits: 300 requests per token, refilled at 100 a minute; anonymous callers 5 an hour. Every response carries `RateLimit` and `RateLimit-Policy`; a 429 also `Retry-After`.',
     ].join('\n'),
     securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'An opaque token `hpt_...` issued with `npm run cli -- token issue`.' } },
@@ -112,6 +114,10 @@ export function buildOpenApiDocument(router: AnyRouter, baseUrl: string): Record
     for (const [method, op] of Object.entries(ops)) {
       const meta = metaByOperation.get(`${method} ${path}`);
       const id: string = op.operationId ?? '';
+      if (REFUSING.has(id)) {
+        delete ops[method];
+        continue;
+      }
       for (const t of op.tags ?? []) usedTags.add(t);
       const responses: Json = op.responses ?? {};
       for (const key of Object.keys(responses)) if (/^[45]\d\d$|^default$/.test(key)) delete responses[key];
@@ -120,11 +126,13 @@ export function buildOpenApiDocument(router: AnyRouter, baseUrl: string): Record
       const status = meta?.successStatus ?? 200;
       const ok = responses['200'];
       delete responses['200'];
-      if (REFUSING.has(id)) {
-        op.description = `Not allowed: ${path.startsWith('/bookings') ? 'bookings' : 'receipts'} are never ${method === 'patch' ? 'changed' : 'deleted'}; this answers 405 with \`Allow\` (404 for an unknown record).`;
-      } else if (ok) {
+      if (ok) {
         const headers: Json = { ...limitHeaders };
         if (meta?.access === 'public' && method === 'get') headers['Cache-Control'] = h('Cache-Control');
+        if (method === 'get' && (op.parameters ?? []).some((p: Json) => p.in === 'query' && p.name === 'page')) {
+          headers.Link = h('Link');
+          headers['X-Total-Count'] = h('X-Total-Count');
+        }
         responses[String(status)] = status === 204
           ? { description: 'No content', headers }
           : { ...ok, description: status === 201 ? 'Created' : status === 202 ? 'Accepted: the work continues in the background' : 'OK', headers };
@@ -137,14 +145,12 @@ export function buildOpenApiDocument(router: AnyRouter, baseUrl: string): Record
       if (meta?.access !== 'public') errors.add(403);
       if (path.includes('{uuid}') || NOT_FOUND.has(id)) errors.add(404);
       if (params.some((p) => p.in === 'query')) errors.add(400);
-      if (hasBody && !REFUSING.has(id)) for (const s of [400, 413, 415, 422]) errors.add(s);
+      if (hasBody) for (const s of [400, 413, 415, 422]) errors.add(s);
       if (CONFLICTS.has(id)) errors.add(409);
-      if (REFUSING.has(id)) errors.add(405);
       for (const s of [...errors].sort()) {
         const headers: Json = { ...limitHeaders };
         if (s === 401) headers['WWW-Authenticate'] = h('WWW-Authenticate');
         if (s === 429 || s === 503) headers['Retry-After'] = h('Retry-After');
-        if (s === 405) headers.Allow = h('Allow');
         responses[String(s)] = problemResponse(s, headers);
       }
       // Issue 13: conditional requests and Idempotency-Key (src/platform/http/conditional.ts, idempotency.ts).
@@ -153,7 +159,7 @@ export function buildOpenApiDocument(router: AnyRouter, baseUrl: string): Record
         params.push(header('If-None-Match', 'ETag(s) of a representation the client has; a match gives 304 without a body'));
         responses['304'] = { description: 'Not modified (If-None-Match matched the ETag)', headers: { ...limitHeaders } };
       }
-      if ((method === 'patch' || method === 'delete') && !REFUSING.has(id)) {
+      if (method === 'patch' || method === 'delete') {
         params.push(header('If-Match', 'ETag of the representation the change is based on; a stale one gives 412'));
         responses['412'] = problemResponse(412, { ...limitHeaders });
       }
@@ -195,7 +201,7 @@ export function buildOpenApiDocument(router: AnyRouter, baseUrl: string): Record
       }
 
       const summary = op.summary ? `${op.summary}.` : '';
-      if (!REFUSING.has(id)) op.description = [op.description ?? summary, accessText(meta)].filter(Boolean).join('\n\n');
+      op.description = [op.description ?? summary, accessText(meta)].filter(Boolean).join('\n\n');
       if (meta?.access === 'public') op.security = [{}, { bearer: [] }];
       else op.security = [{ bearer: [] }];
     }
@@ -206,17 +212,28 @@ export function buildOpenApiDocument(router: AnyRouter, baseUrl: string): Record
   const hooks = webhookOperations(schemas);
   if (Object.keys(hooks).length > 0) (doc as Json).webhooks = hooks;
   doc.tags = [...usedTags].sort().map((name) => ({ name, description: TAGS[name] ?? name }));
+  for (const [path, ops] of Object.entries(doc.paths)) if (Object.keys(ops).length === 0) delete doc.paths[path];
   describeCents(doc.components.schemas);
   describeCents(doc.paths);
-  addExamples(doc.components.schemas);
-  const names: Record<string, string> = {
-    Account: 'Katrin Müller', Participant: 'Emma Müller', Debtor: 'Katrin Müller', Organiser: 'TSV Musterstadt 1889 e. V.',
-    Category: 'Sport & Bewegung', Edition: 'Ferienprogramm 2027', Ledger: 'Katrin Müller', Task: 'Sommerferien',
-  };
-  for (const [schema, name] of Object.entries(names)) {
-    const prop = schemas[schema]?.properties?.name;
-    if (prop?.examples) prop.examples = [name];
+  // Issue 24: each resource's own examples (an edition is not called like an offer), references included.
+  addReferenceExamples(schemas);
+  for (const [name, schema] of Object.entries(schemas)) addExamples(schema, name);
+  for (const ops of Object.values(doc.paths)) {
+    for (const o of Object.values(ops)) addExamples(o.requestBody, BODY_RESOURCE[String(o.operationId ?? '').split('-')[0]!]);
   }
-  for (const ops of Object.values(doc.paths)) for (const o of Object.values(ops)) addExamples(o.requestBody);
   return doc as unknown as Record<string, unknown>;
+}
+
+/**
+ * The document as one request sees it (issue 24): `servers` is the address the request came in on (scheme and
+ * port, the forwarded ones behind a trusted proxy: public-url.ts), and the description links this host's pages
+ * of the problem types. The document itself is built once; this is a shallow copy.
+ */
+export function documentFor(doc: Record<string, unknown>, baseUrl: string): Record<string, unknown> {
+  const info = doc.info as Json;
+  return {
+    ...doc,
+    info: { ...info, description: `${info.description}\n- Every problem \`type\` is a page: [${baseUrl}/errors](${baseUrl}/errors) lists what each means and what to do.` },
+    servers: [{ url: baseUrl }],
+  };
 }

@@ -1,5 +1,6 @@
 // The errors of the OpenAPI document (openapi-document.ts): the Problem schema, one described example per
-// status, and the response headers (spec 7, D10).
+// status (with the title the service really sends, issue 24), and the response headers (spec 7, D10).
+import { problemTitle } from './problem.js';
 
 type Json = Record<string, any>;
 
@@ -8,8 +9,8 @@ export const PROBLEM_SCHEMA = {
   description: 'RFC 9457 problem details. `type` is `/errors/<status>`, or `/validation_errors/<code>` for a 422 with violations.',
   required: ['type', 'title', 'status', 'detail'],
   properties: {
-    type: { type: 'string', examples: ['/errors/404', '/validation_errors/c1051bb4-d103-4f74-8988-acbcafc7fdc3'] },
-    title: { type: 'string', examples: ['An error occurred'] },
+    type: { type: 'string', description: 'A path below the base path; `<base>/errors/<status>` and `<base>/validation_errors/<code>` serve a page that explains the type.', examples: ['/errors/404', '/validation_errors/c1051bb4-d103-4f74-8988-acbcafc7fdc3'] },
+    title: { type: 'string', description: 'The status\'s reason phrase, the same for every problem of that status.', examples: ['Not Found'] },
     status: { type: 'integer', minimum: 400, maximum: 599 },
     detail: { type: 'string' },
     instance: { type: 'string', description: 'This occurrence: `urn:request:` and the X-Request-Id of the request.', examples: ['urn:request:3f1c2b9e-6a0d-4c1e-9b53-0f2f7d6f8a10'] },
@@ -56,7 +57,11 @@ export const HEADERS: Json = {
   'Retry-After': { description: 'Whole seconds until a request is accepted again.', schema: { type: 'integer', minimum: 0 } },
   'WWW-Authenticate': { description: 'Always `Bearer` (with an error attribute for a bad token).', schema: { type: 'string', examples: ['Bearer'] } },
   'Cache-Control': { description: 'Anonymous reads: `public, max-age=60`; everything else is not stored by shared caches.', schema: { type: 'string', examples: ['public, max-age=60'] } },
-  Allow: { description: 'The methods the record accepts.', schema: { type: 'string', examples: ['GET'] } },
+  Link: {
+    description: 'RFC 8288 links of a list\'s pages: `first`, `prev` (not on the first page), `next` (while more records follow) and `last`, each the same request with another `page`.',
+    schema: { type: 'string', examples: ['<https://ferien.musterstadt.example/api/offers?page=2&itemsPerPage=30>; rel="next", <https://ferien.musterstadt.example/api/offers?page=1&itemsPerPage=30>; rel="first", <https://ferien.musterstadt.example/api/offers?page=3&itemsPerPage=30>; rel="last"'] },
+  },
+  'X-Total-Count': { description: 'How many records match the request\'s filters, on all pages together.', schema: { type: 'integer', minimum: 0, examples: [63] } },
 };
 
 export function problemResponse(status: number, headers: Json): Json {
@@ -69,7 +74,7 @@ export function problemResponse(status: number, headers: Json): Json {
         schema: { $ref: '#/components/schemas/Problem' },
         example: {
           type: e.type ?? `/errors/${status}`,
-          title: 'An error occurred',
+          title: problemTitle(status),
           status,
           detail: e.detail,
           ...(status === 422 ? { violations: [{ propertyPath: 'name', message: 'This value should not be blank.', code: 'c1051bb4-d103-4f74-8988-acbcafc7fdc3' }] } : {}),

@@ -33,6 +33,14 @@ const TITLES: Record<number, string> = {
   503: 'Service Unavailable',
 };
 
+/** The title of a problem of `status` (RFC 9110's reason phrase), as every body and the document's examples show it. */
+export function problemTitle(status: number): string {
+  return TITLES[status] ?? 'Error';
+}
+
+/** The statuses the service answers with a problem body, each with its own page under `<base>/errors/` (issue 24). */
+export const PROBLEM_STATUSES = Object.keys(TITLES).map(Number);
+
 export class Problem extends Error {
   constructor(
     readonly status: number,
@@ -73,7 +81,7 @@ export function renderProblem(error: Renderable | DomainError): ProblemBody {
   const hasViolations = p.status === 422 && p.violations && p.violations.length > 0;
   const body: ProblemBody = {
     type: hasViolations ? `/validation_errors/${p.violations![0].code}` : `/errors/${p.status}`,
-    title: TITLES[p.status] ?? 'Error',
+    title: problemTitle(p.status),
     status: p.status,
     detail: p.detail,
   };

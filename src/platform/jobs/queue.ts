@@ -161,17 +161,26 @@ export async function startJobSender(orm: Orm, log: Logger): Promise<{ sender: J
   return { sender: pgBossSender(boss), boss, stop: () => boss.stop({ graceful: false, timeout: 5_000 } as never) };
 }
 
+/** What became of a tenant job: run, dropped (its tenant is gone), or postponed (its tenant is suspended). */
+export type JobOutcome = 'done' | 'dropped' | 'postponed';
+
+/** Issue 24: a suspended tenant's job is sent again this much later (with its singleton key), until it is resumed. */
+export const SUSPENDED_JOB_DELAY_SECONDS = 60;
+
 /**
  * Runs one tenant job: finds the tenant in the registry (a removed tenant's job is dropped), forks an entity
- * manager on its schema and calls the handler. Errors propagate, so pg-boss retries the job.
+ * manager on its schema and calls the handler. Errors propagate, so pg-boss retries the job. A suspended
+ * tenant's job does not run: the caller keeps it for later (`postponed`; workers.ts sends it again).
  */
-export async function runTenantJob(orm: Orm, log: Logger, handler: TenantJobHandler, data: TenantJobData, jobs?: JobSender): Promise<void> {
+export async function runTenantJob(orm: Orm, log: Logger, handler: TenantJobHandler, data: TenantJobData, jobs?: JobSender): Promise<JobOutcome> {
   const tenant = (await loadTenants(executorOf(orm))).find((t) => t.slug === data.tenant);
   if (!tenant) {
     log.warn({ tenant: data.tenant }, 'job for an unknown tenant dropped');
-    return;
+    return 'dropped';
   }
+  if (tenant.suspended) return 'postponed';
   await handler({ tenant, em: orm.em.fork({ schema: tenant.schema }), viewer: systemViewer('job'), log: log.child({ tenant: tenant.slug }), jobs }, data);
+  return 'done';
 }
 
 /**
@@ -196,15 +205,18 @@ export class InMemoryJobs implements JobSender {
     return this.queued.map(({ name, data }) => ({ name, data }));
   }
 
-  /** Runs every recorded job (and any they enqueue); returns how many ran. */
+  /** Runs every recorded job (and any they enqueue); returns how many ran. A suspended tenant's jobs stay recorded. */
   async drain(): Promise<number> {
     let ran = 0;
+    const postponed: typeof this.queued = [];
     for (let job = this.queued.shift(); job; job = this.queued.shift()) {
       const handler = this.handlers[job.name];
       if (!handler) throw new Error(`no handler for the job queue ${job.name}`);
-      await runTenantJob(this.orm, this.log, handler, job.data, this);
-      ran++;
+      const outcome = await runTenantJob(this.orm, this.log, handler, job.data, this);
+      if (outcome === 'postponed') postponed.push(job);
+      else ran++;
     }
+    this.queued.push(...postponed);
     return ran;
   }
 }

@@ -1,7 +1,7 @@
 import type { PgBoss } from 'pg-boss';
 import type { Executor } from '../db/sql.js';
 import type { Logger } from '../logging/logger.js';
-import { loadTenants } from '../tenancy/registry.js';
+import { activeTenants } from '../tenancy/registry.js';
 import { QUEUES } from './queue.js';
 
 // D9: retention runs daily per tenant. The schedule fires one `retention-sweep` job a day (pg-boss keeps one
@@ -13,10 +13,10 @@ import { QUEUES } from './queue.js';
 /** Every day at 03:15 Berlin time, a quiet hour for the municipalities. */
 export const RETENTION_CRON = '15 3 * * *';
 
-/** Sends one `retention` job per registered tenant; returns how many were queued (a tenant with one pending: none). */
+/** Sends one `retention` job per registered tenant (a suspended one's waits for the day after its resumption); returns how many were queued (a tenant with one pending: none). */
 export async function sendRetentionJobs(boss: PgBoss, db: Executor): Promise<number> {
   let queued = 0;
-  for (const tenant of await loadTenants(db)) {
+  for (const tenant of await activeTenants(db)) {
     const id = await boss.send(QUEUES.retention, { tenant: tenant.slug }, { singletonKey: tenant.slug });
     if (id !== null) queued++;
   }

@@ -1,13 +1,13 @@
-import { PgBoss } from 'pg-boss';
+import { PgBoss, type JobWithMetadata } from 'pg-boss';
 import type { Config } from '../config.js';
 import { executorOf, type Orm } from '../db/orm.js';
 import type { Logger } from '../logging/logger.js';
 import { createMailer, type Mailer } from '../mail/mailer.js';
 import { dispatchOutbox, tenantsWithDueMail, type DispatchOptions } from '../mail/outbox.js';
-import { loadTenants } from '../tenancy/registry.js';
+import { activeTenants } from '../tenancy/registry.js';
 import { scheduleRetention, workRetentionSweep } from './retention-sweep.js';
 import {
-  bossErrorHandler, bossOptions, pgBossSender, retireOldQueues, QUEUES, runTenantJob, startBoss,
+  bossErrorHandler, bossOptions, pgBossSender, retireOldQueues, QUEUES, runTenantJob, startBoss, SUSPENDED_JOB_DELAY_SECONDS,
   type JobSender, type QueueName, type TenantJobData, type TenantJobHandler, type TenantJobHandlers,
 } from './queue.js';
 import type { Executor } from '../db/sql.js';
@@ -76,6 +76,7 @@ export async function startWorkers(orm: Orm, config: Config, log: Logger, opts: 
   const markStopping = () => (stopping = true);
   process.once('SIGTERM', markStopping);
   process.once('SIGINT', markStopping);
+  process.once('SIGHUP', markStopping);
   boss.on('error', bossErrorHandler(log, () => stopping));
   await startBoss(boss, log);
   await retireOldQueues(boss);
@@ -86,7 +87,7 @@ export async function startWorkers(orm: Orm, config: Config, log: Logger, opts: 
 
   // The safety net: one query over the registry's schemas, and a send job only for tenants with due mail.
   await boss.work(QUEUES.mailSweep, async () => {
-    for (const slug of await tenantsWithDueMail(db, await loadTenants(db))) {
+    for (const slug of await tenantsWithDueMail(db, await activeTenants(db))) {
       await sender.send(QUEUES.mailSend, { tenant: slug }, { singletonKey: slug });
     }
   });
@@ -94,7 +95,7 @@ export async function startWorkers(orm: Orm, config: Config, log: Logger, opts: 
   await workTenantJobs(boss, orm, log, handlers, sender);
   for (const sweep of opts.sweeps ?? []) {
     await boss.work(sweep.queue, async () => {
-      for (const slug of await sweep.due(db, await loadTenants(db))) await sender.send(sweep.sends, { tenant: slug }, { singletonKey: slug });
+      for (const slug of await sweep.due(db, await activeTenants(db))) await sender.send(sweep.sends, { tenant: slug }, { singletonKey: slug });
     });
   }
   // D9: pseudonymisation after the retention period, daily per tenant.
@@ -112,6 +113,7 @@ export async function startWorkers(orm: Orm, config: Config, log: Logger, opts: 
       stopping = true;
       process.off('SIGTERM', markStopping);
       process.off('SIGINT', markStopping);
+      process.off('SIGHUP', markStopping);
       await boss.stop({ graceful: true, timeout: 10_000 } as never);
       mailer.close();
     },
@@ -129,8 +131,12 @@ export async function workTenantJobs(boss: PgBoss, orm: Orm, log: Logger, handle
     // so the queues a family waits on poll every half second (pg-boss's minimum), the others every second.
     const fast = name === QUEUES.mailSend || name === QUEUES.offerRefill || name === QUEUES.webhookDeliver;
     const polling = { pollingIntervalSeconds: fast ? 0.5 : 1, notifyPollingIntervalSeconds: 2 };
-    await boss.work<TenantJobData>(name, { ...polling, localConcurrency: CONCURRENCY[name] ?? 1 }, async ([job]) => {
-      await runTenantJob(orm, log, handler, job.data, sender);
+    await boss.work(name, { ...polling, localConcurrency: CONCURRENCY[name] ?? 1, includeMetadata: true }, async ([job]: JobWithMetadata<TenantJobData>[]) => {
+      const outcome = await runTenantJob(orm, log, handler, job.data, sender);
+      // Issue 24: a suspended tenant's job waits: sent again (same key) a minute later, until the tenant is resumed.
+      if (outcome === 'postponed') {
+        await boss.send(name, job.data, { startAfter: SUSPENDED_JOB_DELAY_SECONDS, ...(job.singletonKey ? { singletonKey: job.singletonKey } : {}) });
+      }
     });
   }
 }

@@ -1,7 +1,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import { notFound } from '../../domain/errors.js';
 import { withConnectionAffinity } from '../db/affinity.js';
-import { badRequest } from '../http/problem.js';
+import { badRequest, Problem } from '../http/problem.js';
 import type { TenantRegistry } from './registry.js';
 import { parseHostHeader, pathBelowBase, type Tenant } from './tenant.js';
 
@@ -14,6 +14,12 @@ export function tenantOf(req: Request): TenantMatch {
   const match = (req as { tenantMatch?: TenantMatch }).tenantMatch;
   if (!match) throw new Error('tenant not resolved for this request');
   return match;
+}
+
+/** Issue 24: every request of a suspended tenant (`tenant suspend`), whatever its path: 503 with a sentence. */
+export function suspendedProblem(tenant: Tenant): Problem {
+  const reason = tenant.suspended?.reason ? `: ${tenant.suspended.reason.replace(/[.\s]+$/, '')}` : '';
+  return new Problem(503, `The holiday programme "${tenant.name}" is suspended by its provider${reason}. Its data is kept; this API answers again once it is resumed.`);
 }
 
 export function resolveTenant(registry: TenantRegistry, opts: { trustProxy: boolean }) {
@@ -30,6 +36,7 @@ export function resolveTenant(registry: TenantRegistry, opts: { trustProxy: bool
       req.headers.host = parsed.port ? `${host}:${parsed.port}` : host;
       const match = await registry.resolveHost(host);
       if (!match) return next(notFound('No holiday programme is served at this host.'));
+      if (match.tenant.suspended) return next(suspendedProblem(match.tenant));
       const q = req.url.indexOf('?');
       const path = q < 0 ? req.url : req.url.slice(0, q);
       const below = pathBelowBase(match.basePath, path);

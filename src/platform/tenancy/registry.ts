@@ -56,8 +56,8 @@ export class TenantRegistry {
 
 export async function loadTenants(db: Executor): Promise<Tenant[]> {
   // Raw: the hosts come as one json_agg per tenant, a projection plainer in SQL.
-  const rows = await sql<Pick<Selectable<ControlDB['control.tenants']>, 'slug' | 'name' | 'schema_name' | 'settings'> & { hosts: TenantHost[] | null }>`
-    select t.slug, t.name, t.schema_name, t.settings,
+  const rows = await sql<Pick<Selectable<ControlDB['control.tenants']>, 'slug' | 'name' | 'schema_name' | 'settings' | 'suspended_at' | 'suspended_reason'> & { hosts: TenantHost[] | null }>`
+    select t.slug, t.name, t.schema_name, t.settings, t.suspended_at, t.suspended_reason,
       (select json_agg(json_build_object('host', h.host, 'basePath', h.base_path) order by h.position, h.host)
          from control.tenant_hosts h where h.tenant_slug = t.slug) as hosts
     from control.tenants t order by t.slug`.execute(db);
@@ -67,7 +67,13 @@ export async function loadTenants(db: Executor): Promise<Tenant[]> {
     schema: r.schema_name,
     hosts: r.hosts ?? [],
     settings: settingsWithDefaults(r.settings),
+    ...(r.suspended_at ? { suspended: { since: r.suspended_at, reason: r.suspended_reason } } : {}),
   }));
+}
+
+/** The tenants whose jobs and mail run now: every registered one but the suspended (issue 24). */
+export async function activeTenants(db: Executor): Promise<Tenant[]> {
+  return (await loadTenants(db)).filter((t) => !t.suspended);
 }
 
 /**
@@ -111,6 +117,43 @@ export async function setTenantSettings(db: Executor, slug: string, settings: Pa
     .set({ settings: sql`settings || ${JSON.stringify(settings)}::jsonb`, updated_at: sql`now()` })
     .where('slug', '=', slug).executeTakeFirst();
   return Number(res.numUpdatedRows) > 0;
+}
+
+/** Issue 24: suspends (with an optional reason for the 503's sentence) or, with `null`, resumes a tenant. */
+export async function setTenantSuspension(db: Executor, slug: string, suspension: { reason: string | null } | null): Promise<boolean> {
+  const res = await db.updateTable('control.tenants')
+    .set(suspension
+      ? { suspended_at: sql`coalesce(suspended_at, now())`, suspended_reason: suspension.reason, updated_at: sql`now()` }
+      : { suspended_at: null, suspended_reason: null, updated_at: sql`now()` })
+    .where('slug', '=', slug).executeTakeFirst();
+  return Number(res.numUpdatedRows) > 0;
+}
+
+/** Issue 24: adds a host (or changes its base path) at the end of a tenant's hosts; refused when another tenant has it. */
+export async function addTenantHost(db: Executor, slug: string, host: TenantHost): Promise<void> {
+  await db.transaction().execute(async (tx) => {
+    await sql`select pg_advisory_xact_lock(hashtext('hp:tenant-hosts'))`.execute(tx);
+    const owner = await tx.selectFrom('control.tenant_hosts').select('tenant_slug').where('host', '=', host.host).executeTakeFirst();
+    if (owner && owner.tenant_slug !== slug) throw new Error(`host "${host.host}" already belongs to tenant "${owner.tenant_slug}"`);
+    const last = await tx.selectFrom('control.tenant_hosts').select((eb) => eb.fn.max('position').as('max')).where('tenant_slug', '=', slug).executeTakeFirst();
+    await tx.insertInto('control.tenant_hosts').values({ host: host.host, tenant_slug: slug, base_path: host.basePath, position: (last?.max ?? -1) + 1 })
+      .onConflict((oc) => oc.column('host').doUpdateSet((eb) => ({ base_path: eb.ref('excluded.base_path') })))
+      .execute();
+    await tx.updateTable('control.tenants').set({ updated_at: sql`now()` }).where('slug', '=', slug).execute();
+  });
+}
+
+/** Issue 24: removes one host of a tenant; a tenant keeps at least one. False when the tenant does not have it. */
+export async function removeTenantHost(db: Executor, slug: string, host: string): Promise<boolean> {
+  return db.transaction().execute(async (tx) => {
+    await sql`select pg_advisory_xact_lock(hashtext('hp:tenant-hosts'))`.execute(tx);
+    const hosts = await tx.selectFrom('control.tenant_hosts').select('host').where('tenant_slug', '=', slug).execute();
+    if (!hosts.some((h) => h.host === host)) return false;
+    if (hosts.length === 1) throw new Error(`"${host}" is the only host of tenant "${slug}": add another one first (a tenant needs at least one host)`);
+    await tx.deleteFrom('control.tenant_hosts').where('host', '=', host).where('tenant_slug', '=', slug).execute();
+    await tx.updateTable('control.tenants').set({ updated_at: sql`now()` }).where('slug', '=', slug).execute();
+    return true;
+  });
 }
 
 export async function deleteTenantRow(db: Executor, slug: string): Promise<boolean> {

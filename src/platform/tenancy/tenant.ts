@@ -10,12 +10,22 @@ export type Tenant = {
   schema: string;
   hosts: TenantHost[];
   settings: TenantSettings;
+  /** Issue 24: set while the operator has suspended the tenant (`tenant suspend`): 503 to every request, jobs wait. */
+  suspended?: { since: string; reason: string | null };
 };
 
 /** D1: the schema name derives from the slug, never from request input. */
 export function schemaNameFor(slug: string): string {
   if (!SLUG_RE.test(slug)) throw new Error(`invalid tenant slug "${slug}"`);
   return `t_${slug.replace(/-/g, '_')}`;
+}
+
+/**
+ * A host as the CLI takes it back (`--host`, `tenant host add`): the bare name for an admin host below `/api` (the
+ * default), `<name>/` for a separate API domain, `<name><basePath>` otherwise.
+ */
+export function formatHostArgument(h: TenantHost): string {
+  return h.basePath === '/api' ? h.host : h.basePath === '/' ? `${h.host}/` : `${h.host}${h.basePath}`;
 }
 
 /** `<hostname>[/<basePath>]` as the CLI takes it; an admin host defaults to `/api`. */

@@ -8,6 +8,7 @@ import { inSchema, sql, tablesOf, type RawBuilder, type TenantDB } from '../../p
 import { tenantDb } from '../../platform/db/tenant.js';
 import { formatTimestamp } from '../../platform/http/dates.js';
 import { pageOf } from '../../platform/http/fields.js';
+import { LIST_TOTAL, reportTotal } from '../../platform/http/paging.js';
 import { newUuid } from '../../platform/http/ids.js';
 import { assertPatchNotEmpty, wasSent } from '../../platform/http/patch.js';
 import { invalid, notFound, violation } from '../../domain/errors.js';
@@ -23,7 +24,7 @@ import {
 // Family accounts (D6): reads are projections (one query per page, the children's references included as a
 // json_agg subquery), writes go through the entity. The e-mail address is the account's alias (spec 1.5).
 type Row = Pick<Selectable<TenantDB['accounts']>, 'uuid' | 'email' | 'firstname' | 'lastname' | 'phone' | 'street' | 'zip' | 'city'
-  | 'pseudonymised_at' | 'created_at' | 'modified_at'> & { name: string | null; participants: { uuid: string; name: string | null }[] };
+  | 'pseudonymised_at' | 'created_at' | 'modified_at'> & { name: string | null; participants: { uuid: string; name: string | null }[]; listTotal: number };
 
 /** Nulls stay in; the `response()` wrapper omits them (spec 1.6). */
 function toOut(r: Row): AccountOut {
@@ -42,7 +43,7 @@ function projection(ctx: ServiceContext, where: RawBuilder<unknown>, limit: numb
   const t = tablesOf(ctx.tenant.schema);
   const [accounts, participants] = [t('accounts'), t('participants')];
   return sql<Row>`
-    select a.uuid, a.email, a.firstname, a.lastname, ${fullNameSql('a')} as name,
+    select a.uuid, ${LIST_TOTAL}, a.email, a.firstname, a.lastname, ${fullNameSql('a')} as name,
       a.phone, a.street, a.zip, a.city,
       coalesce((
         select json_agg(json_build_object('uuid', p.uuid, 'name', ${participantNameSql('p')})
@@ -65,7 +66,9 @@ export async function listAccounts(ctx: ServiceContext, input: ListAccountsInput
     conds.push(sql`(${fullNameSql('a')} ilike ${q} or a.email ilike ${q})`);
   }
   if (input.modifiedSince) conds.push(sql`a.modified_at >= ${input.modifiedSince.instant}`);
-  const res = await projection(ctx, sql.join(conds, sql` and `), limit, offset).execute(dbOf(ctx.em));
+  const where = sql.join(conds, sql` and `);
+  const res = await projection(ctx, where, limit, offset).execute(dbOf(ctx.em));
+  await reportTotal(ctx, { limit, offset }, res.rows, async () => (await projection(ctx, where, 1, 0).execute(dbOf(ctx.em))).rows);
   return res.rows.map(toOut);
 }
 

@@ -6,6 +6,7 @@ import { dbOf } from '../../platform/context.js';
 import { inSchema, sql, tablesOf, type Executor, type RawBuilder } from '../../platform/db/sql.js';
 import { formatTimestamp } from '../../platform/http/dates.js';
 import { pageOf } from '../../platform/http/fields.js';
+import { emptyPage, LIST_TOTAL, reportTotal } from '../../platform/http/paging.js';
 import { parseId } from '../../platform/http/ids.js';
 import { notFound } from '../../domain/errors.js';
 import { badRequest } from '../../platform/http/problem.js';
@@ -54,8 +55,9 @@ export function offerFirstDaySql(schema: string): RawBuilder<number | null> {
 /** Raw: one statement per page with every reference joined in and the receipts aggregated as json. */
 function projection(ctx: ServiceContext, where: RawBuilder<unknown>, orderBy: RawBuilder<unknown>, limit: number, offset: number) {
   const t = tablesOf(ctx.tenant.schema);
-  return sql<Row>`
-    select a.uuid, a.status, a.sorting, a.user_priority as "userPriority", a.all_alternate_dates as "allAlternateDates",
+  // `listTotal`: how many rows the conditions match, for the paging headers (issue 24).
+  return sql<Row & { listTotal: number }>`
+    select a.uuid, ${LIST_TOTAL}, a.status, a.sorting, a.user_priority as "userPriority", a.all_alternate_dates as "allAlternateDates",
       a.consent_outstanding as "consentOutstanding", a.held_back as "heldBack", a.decision_reason as "decisionReason",
       a.created_by_admin as "createdByAdmin", a.fee, a.payable_switched_off as "payableSwitchedOff", a.paid, a.answers,
       a.confirmed_at::text as "confirmedAt", a.status_changed_at::text as "statusChangedAt",
@@ -193,12 +195,12 @@ async function listOf(ctx: ServiceContext, db: Executor, offerUuid: string | nul
   if (offerUuid) conds.push(sql`a.offer_uuid = ${offerUuid}::uuid`);
   if (input.participant !== undefined) {
     const id = parseId(input.participant);
-    if (!id) return [];
+    if (!id) return emptyPage(ctx, { limit, offset });
     conds.push(sql`a.participant_uuid = ${id}::uuid`);
   }
   if (input.account !== undefined) {
     const account = await resolveAccountRef(ctx, input.account, db);
-    if (!account) return [];
+    if (!account) return emptyPage(ctx, { limit, offset });
     conds.push(sql`p.account_uuid = ${account}::uuid`);
   }
   if (input.edition !== undefined) {
@@ -219,7 +221,9 @@ async function listOf(ctx: ServiceContext, db: Executor, offerUuid: string | nul
   if (input.modifiedSince) conds.push(sql`a.modified_at >= ${input.modifiedSince.instant}`);
   // Spec 4.3: newest first; with an offer, participant-list order.
   const orderBy = offerUuid ? sql`a.sorting, a.uuid` : sql`a.created_at desc, a.uuid desc`;
-  const res = await projection(ctx, sql.join(conds, sql` and `), orderBy, limit, offset).execute(db);
+  const where = sql.join(conds, sql` and `);
+  const res = await projection(ctx, where, orderBy, limit, offset).execute(db);
+  await reportTotal(ctx, { limit, offset }, res.rows, async () => (await projection(ctx, where, orderBy, 1, 0).execute(db)).rows);
   return res.rows.map((r) => toOut(viewer, r));
 }
 

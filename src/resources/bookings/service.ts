@@ -5,6 +5,7 @@ import type { Selectable } from 'kysely';
 import { sql, tablesOf, type RawBuilder, type TenantDB } from '../../platform/db/sql.js';
 import { formatTimestamp } from '../../platform/http/dates.js';
 import { pageOf } from '../../platform/http/fields.js';
+import { emptyPage, LIST_TOTAL, reportTotal } from '../../platform/http/paging.js';
 import { parseId } from '../../platform/http/ids.js';
 import { notFound } from '../../domain/errors.js';
 import { debtorNameSql, editionFilter, debtorScope } from '../../engines/ledger/index.js';
@@ -12,6 +13,7 @@ import type { BookingOut, ListBookingsInput } from './schema.js';
 
 // Bookings (D8, D10): read-only projections, one SQL statement per page, in posting order (`seq`).
 type Row = Pick<Selectable<TenantDB['bookings']>, 'uuid' | 'amount' | 'text'> & {
+  listTotal: number;
   type: BookingType; date: string; attendance: string | null;
   ledger: string; debtorUuid: string; debtorName: string | null;
   editionUuid: string; editionName: string; editionAlias: string;
@@ -37,7 +39,7 @@ function toOut(r: Row): BookingOut {
 function projection(ctx: ServiceContext, where: RawBuilder<unknown>, limit: number, offset: number) {
   const t = tablesOf(ctx.tenant.schema);
   return sql<Row>`
-    select b.uuid, b.type, b.booked_at::text as date, b.amount, b.text, b.attendance_uuid as attendance,
+    select b.uuid, ${LIST_TOTAL}, b.type, b.booked_at::text as date, b.amount, b.text, b.attendance_uuid as attendance,
       l.uuid as ledger, d.uuid as "debtorUuid", ${debtorNameSql()} as "debtorName",
       e.uuid as "editionUuid", e.name as "editionName", e.alias as "editionAlias",
       r.uuid as "receiptUuid", r.number as "receiptNumber"
@@ -57,15 +59,17 @@ export async function listBookings(ctx: ServiceContext, input: ListBookingsInput
   const db = dbOf(ctx.em);
   const { limit, offset } = pageOf(input);
   const conds = await debtorScope(ctx, db, input);
-  if (!conds) return [];
+  if (!conds) return emptyPage(ctx, { limit, offset });
   if (input.edition !== undefined) conds.push(editionFilter('e', input.edition));
   for (const [value, column] of [[input.attendance, 'b.attendance_uuid'], [input.receipt, 'b.receipt_uuid']] as const) {
     if (value === undefined) continue;
     const id = parseId(value);
-    if (!id) return [];
+    if (!id) return emptyPage(ctx, { limit, offset });
     conds.push(sql`${sql.ref(column)} = ${id}::uuid`);
   }
-  const res = await projection(ctx, sql.join(conds, sql` and `), limit, offset).execute(db);
+  const where = sql.join(conds, sql` and `);
+  const res = await projection(ctx, where, limit, offset).execute(db);
+  await reportTotal(ctx, { limit, offset }, res.rows, async () => (await projection(ctx, where, 1, 0).execute(db)).rows);
   return res.rows.map(toOut);
 }
 

@@ -7,6 +7,7 @@ import { sql, type TenantDB } from '../../platform/db/sql.js';
 import { tenantDb } from '../../platform/db/tenant.js';
 import { formatTimestamp } from '../../platform/http/dates.js';
 import { pageOf } from '../../platform/http/fields.js';
+import { listTotal, reportTotal } from '../../platform/http/paging.js';
 import { newUuid } from '../../platform/http/ids.js';
 import { assertPatchNotEmpty, wasSent } from '../../platform/http/patch.js';
 import { notFound } from '../../domain/errors.js';
@@ -28,11 +29,12 @@ export async function listCategories(ctx: ServiceContext, input: ListCategoriesI
   const { limit, offset } = pageOf(input);
   const q = input.q ? likePattern(input.q) : null;
   const since = input.modifiedSince?.instant ?? null;
-  const rows = await tenantDb(ctx).selectFrom('categories').select(['uuid', 'name', 'alias', 'created_at', 'modified_at'])
+  const query = tenantDb(ctx).selectFrom('categories').select(['uuid', 'name', 'alias', 'created_at', 'modified_at', listTotal])
     .$if(q !== null, (qb) => qb.where('name', 'ilike', q!))
     .$if(since !== null, (qb) => qb.where('modified_at', '>=', since!.toISOString()))
-    .orderBy(sql`name ${GERMAN}`).orderBy('uuid').limit(limit).offset(offset)
-    .execute();
+    .orderBy(sql`name ${GERMAN}`).orderBy('uuid');
+  const rows = await query.limit(limit).offset(offset).execute();
+  await reportTotal(ctx, { limit, offset }, rows, () => query.limit(1).execute());
   return rows.map(toOut);
 }
 

@@ -4,6 +4,7 @@ import { GERMAN, likePattern } from '../../platform/db/search.js';
 import { sql, tablesOf, type RawBuilder } from '../../platform/db/sql.js';
 import { formatTimestamp } from '../../platform/http/dates.js';
 import { pageOf } from '../../platform/http/fields.js';
+import { emptyPage, LIST_TOTAL, reportTotal } from '../../platform/http/paging.js';
 import { notFound } from '../../domain/errors.js';
 import { fullNameSql, participantNameSql } from '../../engines/families/index.js';
 import { debtorNameSql, debtorScope } from '../../engines/ledger/index.js';
@@ -11,7 +12,7 @@ import type { DebtorOut, ListDebtorsInput } from './schema.js';
 
 // Debtors (D8, D10): read-only; made by the money writes on first need. One SQL projection per page.
 type Row = {
-  uuid: string; name: string | null; createdAt: string; balance: number;
+  uuid: string; name: string | null; createdAt: string; balance: number; listTotal: number;
   accountUuid: string | null; accountName: string | null; participantUuid: string | null; participantName: string | null;
 };
 
@@ -30,7 +31,7 @@ function toOut(r: Row): DebtorOut {
 function projection(ctx: ServiceContext, where: RawBuilder<unknown>, limit: number, offset: number) {
   const t = tablesOf(ctx.tenant.schema);
   return sql<Row>`
-    select d.uuid, ${debtorNameSql()} as name, d.created_at::text as "createdAt",
+    select d.uuid, ${debtorNameSql()} as name, d.created_at::text as "createdAt", ${LIST_TOTAL},
       dacc.uuid as "accountUuid", coalesce(${fullNameSql('dacc')}, dacc.email) as "accountName",
       dp.uuid as "participantUuid", ${participantNameSql('dp')} as "participantName",
       coalesce((select sum(b.amount) from ${t('bookings')} b join ${t('ledgers')} l on l.uuid = b.ledger_uuid
@@ -47,12 +48,14 @@ export async function listDebtors(ctx: ServiceContext, input: ListDebtorsInput):
   const db = dbOf(ctx.em);
   const { limit, offset } = pageOf(input);
   const conds = await debtorScope(ctx, db, input);
-  if (!conds) return [];
+  if (!conds) return emptyPage(ctx, { limit, offset });
   if (input.q) {
     const q = likePattern(input.q);
     conds.push(sql`(${debtorNameSql()} ilike ${q} or dacc.email ilike ${q})`);
   }
-  const res = await projection(ctx, sql.join(conds, sql` and `), limit, offset).execute(db);
+  const where = sql.join(conds, sql` and `);
+  const res = await projection(ctx, where, limit, offset).execute(db);
+  await reportTotal(ctx, { limit, offset }, res.rows, async () => (await projection(ctx, where, 1, 0).execute(db)).rows);
   return res.rows.map(toOut);
 }
 

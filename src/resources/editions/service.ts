@@ -6,6 +6,7 @@ import { GERMAN, likePattern } from '../../platform/db/search.js';
 import { effectiveEditionState, type Procedure, type TaskType } from '../../domain/edition-phases.js';
 import { formatTimestamp } from '../../platform/http/dates.js';
 import { pageOf } from '../../platform/http/fields.js';
+import { LIST_TOTAL, reportTotal } from '../../platform/http/paging.js';
 import { newUuid } from '../../platform/http/ids.js';
 import { sentKeys, wasSent } from '../../platform/http/patch.js';
 import { invalid, notFound, stillReferenced, violation } from '../../domain/errors.js';
@@ -27,7 +28,7 @@ type AllocationRow = {
   uuid: string; seed: number; startedAt: string; finishedAt: string | null; confirmed: number; waitlisted: number; unfulfilled: number;
 };
 type Row = Pick<Selectable<TenantDB['editions']>, 'uuid' | 'name' | 'alias' | 'online' | 'release_participant_lists' | 'created_at' | 'modified_at'>
-  & { procedure: Procedure; tasks: TaskRow[]; allocations: AllocationRow[] };
+  & { procedure: Procedure; tasks: TaskRow[]; allocations: AllocationRow[]; listTotal: number };
 
 function toOut(r: Row, now: Date): EditionOut {
   const state = effectiveEditionState(
@@ -79,7 +80,7 @@ function selectEditions(schema: string, where: RawBuilder<unknown>, tail: RawBui
   const t = tablesOf(schema);
   const [editions, tasks, allocations] = [t('editions'), t('edition_tasks'), t('edition_allocations')];
   return sql<Row>`
-    select e.uuid, e.name, e.alias, e.procedure, e.online, e.release_participant_lists, e.created_at, e.modified_at,
+    select e.uuid, ${LIST_TOTAL}, e.name, e.alias, e.procedure, e.online, e.release_participant_lists, e.created_at, e.modified_at,
       coalesce((
         select json_agg(json_build_object(
           'uuid', t.uuid, 'type', t.type, 'title', t.title, 'begin', t.begin_at, 'end', t.end_at,
@@ -100,11 +101,10 @@ export async function listEditions(ctx: ServiceContext, input: ListEditionsInput
   const q = input.q ? likePattern(input.q) : null;
   const since = input.modifiedSince?.instant ?? null;
   const now = new Date();
-  const res = await selectEditions(
-    ctx.tenant.schema,
-    sql`(${q}::text is null or e.name ilike ${q}) and (${since}::timestamptz is null or e.modified_at >= ${since})`,
-    sql`order by e.name ${GERMAN}, e.uuid limit ${limit} offset ${offset}`,
-  ).execute(dbOf(ctx.em));
+  const where = sql`(${q}::text is null or e.name ilike ${q}) and (${since}::timestamptz is null or e.modified_at >= ${since})`;
+  const page = (l: number, o: number) => selectEditions(ctx.tenant.schema, where, sql`order by e.name ${GERMAN}, e.uuid limit ${l} offset ${o}`).execute(dbOf(ctx.em));
+  const res = await page(limit, offset);
+  await reportTotal(ctx, { limit, offset }, res.rows, async () => (await page(1, 0)).rows);
   return res.rows.map((r) => toOut(r, now));
 }
 

@@ -5,6 +5,7 @@ import { GERMAN } from '../../platform/db/search.js';
 import { sql, tablesOf, type RawBuilder } from '../../platform/db/sql.js';
 import { formatTimestamp } from '../../platform/http/dates.js';
 import { pageOf } from '../../platform/http/fields.js';
+import { emptyPage, LIST_TOTAL, reportTotal } from '../../platform/http/paging.js';
 import { notFound } from '../../domain/errors.js';
 import { debtorNameSql, editionFilter, debtorScope } from '../../engines/ledger/index.js';
 import type { LedgerOut, ListLedgersInput } from './schema.js';
@@ -13,7 +14,7 @@ import type { LedgerOut, ListLedgersInput } from './schema.js';
 // The balance is the sum of the entries, computed in the same statement. Order: debtor name, edition name.
 type Entry = { uuid: string; type: BookingType; date: string; amount: number; text: string | null; receipt: string | null; attendance: string | null };
 type Row = {
-  uuid: string; createdAt: string; modifiedAt: string; balance: number; entries: Entry[];
+  uuid: string; createdAt: string; modifiedAt: string; balance: number; entries: Entry[]; listTotal: number;
   debtorUuid: string; debtorName: string | null; editionUuid: string; editionName: string; editionAlias: string;
 };
 
@@ -36,7 +37,7 @@ function toOut(r: Row): LedgerOut {
 function projection(ctx: ServiceContext, where: RawBuilder<unknown>, limit: number, offset: number) {
   const t = tablesOf(ctx.tenant.schema);
   return sql<Row>`
-    select l.uuid, l.created_at::text as "createdAt",
+    select l.uuid, l.created_at::text as "createdAt", ${LIST_TOTAL},
       greatest(l.created_at, bk.last)::text as "modifiedAt",
       coalesce(bk.balance, 0)::int as balance, coalesce(bk.entries, '[]'::json) as entries,
       d.uuid as "debtorUuid", ${debtorNameSql()} as "debtorName",
@@ -61,9 +62,11 @@ export async function listLedgers(ctx: ServiceContext, input: ListLedgersInput):
   const db = dbOf(ctx.em);
   const { limit, offset } = pageOf(input);
   const conds = await debtorScope(ctx, db, input);
-  if (!conds) return [];
+  if (!conds) return emptyPage(ctx, { limit, offset });
   if (input.edition !== undefined) conds.push(editionFilter('e', input.edition));
-  const res = await projection(ctx, sql.join(conds, sql` and `), limit, offset).execute(db);
+  const where = sql.join(conds, sql` and `);
+  const res = await projection(ctx, where, limit, offset).execute(db);
+  await reportTotal(ctx, { limit, offset }, res.rows, async () => (await projection(ctx, where, 1, 0).execute(db)).rows);
   return res.rows.map(toOut);
 }
 

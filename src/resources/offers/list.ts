@@ -34,7 +34,9 @@ function orderByOf(input: ListOffersInput): RawBuilder<unknown> {
   }
 }
 
-const publicLists = new TtlCache<OfferOut[]>();
+type Listed = { page: OfferOut[]; total: number };
+
+const publicLists = new TtlCache<Listed>();
 
 /**
  * The list as this caller sees it. Anonymous (and legacy) pages are public and cacheable anyway, so a page
@@ -43,8 +45,11 @@ const publicLists = new TtlCache<OfferOut[]>();
 export async function listOffers(ctx: ServiceContext, input: ListOffersInput): Promise<OfferOut[]> {
   const viewer = ctx.viewer;
   // Website tokens read the public offers with their questions (D11), not the shared public page.
-  if (viewer.kind !== 'anonymous' && viewer.kind !== 'legacy') return loadOfferList(ctx, input, viewer);
-  return publicLists.getOrLoad(`${ctx.tenant.slug}\u0000${JSON.stringify(input)}`, publicCacheMs(), () => loadOfferList(ctx, input, viewer));
+  const listed = viewer.kind !== 'anonymous' && viewer.kind !== 'legacy'
+    ? await loadOfferList(ctx, input, viewer)
+    : await publicLists.getOrLoad(`${ctx.tenant.slug}\u0000${JSON.stringify(input)}`, publicCacheMs(), () => loadOfferList(ctx, input, viewer));
+  ctx.paging?.({ ...pageOf(input), total: listed.total });
+  return listed.page;
 }
 
 /** The page `input` asks for among the offers `viewer` may see: its conditions, order and bounds. */
@@ -81,18 +86,25 @@ export async function offerPage(ctx: ServiceContext, db: Executor, input: ListOf
   return { where: sql.join(conds, sql` and `), orderBy: orderByOf(input), limit, offset };
 }
 
-async function loadOfferList(ctx: ServiceContext, input: ListOffersInput, viewer: Viewer): Promise<OfferOut[]> {
+/**
+ * The page and how many offers match (issue 24's paging headers), counted by the page's own statement; only a page
+ * past the end, which has no row to carry the count, asks once more for the first row (and only for the API).
+ */
+async function loadOfferList(ctx: ServiceContext, input: ListOffersInput, viewer: Viewer): Promise<Listed> {
   const db = dbOf(ctx.em);
   const now = new Date();
   const { where, orderBy, limit, offset } = await offerPage(ctx, db, input, viewer);
+  const pastTheEnd = async (count: () => Promise<number | null | undefined>) => (offset > 0 && ctx.paging ? (await count()) ?? 0 : 0);
   // The public page is written whole by PostgreSQL and sent as it is (public-page.ts, issue 10.2).
   if (viewer.kind === 'anonymous' || viewer.kind === 'legacy') {
-    const page = await prepared(publicPageSql(ctx, where, orderBy, limit, offset)).execute(db);
-    return finalJson<OfferOut[]>(page.rows[0]?.page ?? '[]');
+    const row = (await prepared(publicPageSql(ctx, where, orderBy, limit, offset)).execute(db)).rows[0];
+    const total = row?.listTotal ?? await pastTheEnd(async () => (await prepared(publicPageSql(ctx, where, orderBy, 1, 0)).execute(db)).rows[0]?.listTotal);
+    return { page: finalJson<OfferOut[]>(row?.page ?? '[]'), total };
   }
   // A named statement (platform/db/prepared.ts): parsed once per connection, its plan cached.
   const res = await prepared(projection(ctx, viewer, where, orderBy, limit, offset)).execute(db);
-  return res.rows.map((r) => toOut(ctx, viewer, r, now));
+  const total = res.rows[0]?.listTotal ?? await pastTheEnd(async () => (await prepared(projection(ctx, viewer, where, orderBy, 1, 0)).execute(db)).rows[0]?.listTotal);
+  return { page: res.rows.map((r) => toOut(ctx, viewer, r, now)), total };
 }
 
 async function readOffer(ctx: ServiceContext, db: Executor, uuid: string, viewer: Viewer): Promise<OfferOut | null> {

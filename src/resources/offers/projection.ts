@@ -8,6 +8,7 @@ import { omitNulls } from '../../platform/http/response.js';
 import { offerReaderRole, ownsOffer } from '../../engines/access/index.js';
 import type { ApplicationQuestion } from './entity.js';
 import type { OfferOut } from './schema.js';
+import { LIST_TOTAL } from '../../platform/http/paging.js';
 
 // The offer as the API writes it (spec 2.3, 4.2; D5, D10): one SQL projection per page, every reference and
 // count joined in and every timestamp formatted by PostgreSQL (apiTimestampSql), and `toOut` for the rules
@@ -53,8 +54,9 @@ export function projection(ctx: ServiceContext, viewer: Viewer, where: RawBuilde
         from ${t('offers')} v where v.variant_base_uuid = o.uuid), '[]'::json)) as variants,
       coalesce((select json_object_agg(ac.status, ac.n) from (select a.status, count(*)::int as n
         from ${t('attendances')} a where a.offer_uuid = o.uuid group by a.status) ac), '{}'::json) as counts`;
-  return sql<Row>`
-    select o.uuid, o.name, o.alias, o.places, o.publish, o.teaser, o.description, o.fee,
+  // `listTotal`: how many offers the conditions match, for the paging headers (issue 24).
+  return sql<Row & { listTotal: number }>`
+    select o.uuid, ${LIST_TOTAL}, o.name, o.alias, o.places, o.publish, o.teaser, o.description, o.fee,
       o.min_age as "minAge", o.max_age as "maxAge", o.min_participants as "minParticipants",
       o.max_participants as "maxParticipants", o.requires_application as "requiresApplication",
       o.online_application as "onlineApplication", ${apiTimestampSql('o.application_deadline')} as "applicationDeadline",

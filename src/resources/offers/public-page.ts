@@ -35,10 +35,11 @@ export function publicPageSql(ctx: ServiceContext, where: RawBuilder<unknown>, o
   const t = tablesOf(ctx.tenant.schema);
   const ref = (a: string) => sql`json_build_object('uuid', ${sql.ref(`${a}.uuid`)}, 'name', ${sql.ref(`${a}.name`)}, 'alias', ${sql.ref(`${a}.alias`)})`;
   // The page is chosen first (its uuids in order), and only its rows are written out: PostgreSQL would
-  // otherwise build every matching offer's JSON and count its places before the sort and the limit.
-  return sql<{ page: string }>`
+  // otherwise build every matching offer's JSON and count its places before the sort and the limit. The same
+  // step counts the matching offers for the paging headers (issue 24), no second round trip.
+  return sql<{ page: string; listTotal: number | null }>`
     with page as (
-      select o.uuid as id, row_number() over (order by ${orderBy}) as n
+      select o.uuid as id, row_number() over (order by ${orderBy}) as n, count(*) over ()::int as total
       from ${t('offers')} o
       join ${t('editions')} e on e.uuid = o.edition_uuid
       left join lateral (select min(d."begin") as first_begin from ${t('offer_dates')} d where d.offer_uuid = o.uuid) fd on true
@@ -69,7 +70,7 @@ export function publicPageSql(ctx: ServiceContext, where: RawBuilder<unknown>, o
           from ${t('offer_categories')} oc join ${t('categories')} k on k.uuid = oc.category_uuid where oc.offer_uuid = o.uuid), '[]'::json),
         'url', ${offerUrlSql(ctx)}, 'media', coalesce(o.media, '[]'::jsonb),
         'createdAt', ${apiTimestampSql('o.created_at')}, 'modifiedAt', ${apiTimestampSql('o.modified_at')}
-      )) order by p.n), '[]'::json)::text as page
+      )) order by p.n), '[]'::json)::text as page, max(p.total) as "listTotal"
     from page p
     join ${t('offers')} o on o.uuid = p.id
     join ${t('editions')} e on e.uuid = o.edition_uuid

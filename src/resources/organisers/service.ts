@@ -7,6 +7,7 @@ import { sql, type TenantDB } from '../../platform/db/sql.js';
 import { tenantDb } from '../../platform/db/tenant.js';
 import { formatTimestamp } from '../../platform/http/dates.js';
 import { pageOf } from '../../platform/http/fields.js';
+import { listTotal, reportTotal } from '../../platform/http/paging.js';
 import { newUuid } from '../../platform/http/ids.js';
 import { assertPatchNotEmpty, wasSent } from '../../platform/http/patch.js';
 import { notFound } from '../../domain/errors.js';
@@ -50,11 +51,12 @@ export async function listOrganisers(ctx: ServiceContext, input: ListOrganisersI
   const { limit, offset } = pageOf(input);
   const q = input.q ? likePattern(input.q) : null;
   const since = input.modifiedSince?.instant ?? null;
-  const rows = await tenantDb(ctx).selectFrom('organisers').select(COLUMNS)
+  const query = tenantDb(ctx).selectFrom('organisers').select([...COLUMNS, listTotal])
     .$if(q !== null, (qb) => qb.where('name', 'ilike', q!))
     .$if(since !== null, (qb) => qb.where('modified_at', '>=', since!.toISOString()))
-    .orderBy(sql`name ${GERMAN}`).orderBy('uuid').limit(limit).offset(offset)
-    .execute();
+    .orderBy(sql`name ${GERMAN}`).orderBy('uuid');
+  const rows = await query.limit(limit).offset(offset).execute();
+  await reportTotal(ctx, { limit, offset }, rows, () => query.limit(1).execute());
   return rows.map(toOut);
 }
 

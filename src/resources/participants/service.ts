@@ -9,6 +9,7 @@ import type { Selectable } from 'kysely';
 import { inSchema, sql, tablesOf, type Executor, type RawBuilder, type TenantDB } from '../../platform/db/sql.js';
 import { formatTimestamp } from '../../platform/http/dates.js';
 import { pageOf } from '../../platform/http/fields.js';
+import { emptyPage, LIST_TOTAL, reportTotal } from '../../platform/http/paging.js';
 import { newUuid } from '../../platform/http/ids.js';
 import { assertPatchNotEmpty, wasSent } from '../../platform/http/patch.js';
 import { conflict, notFound, stillReferenced, unprocessable } from '../../domain/errors.js';
@@ -22,7 +23,7 @@ import type { CreateParticipantInput, ListParticipantsInput, ParticipantOut, Upd
 // Participants (D6): reads are projections (the account reference joined in), writes go through the entity.
 // Once pseudonymised (D9) a participant's names are left out.
 type Row = Pick<Selectable<TenantDB['participants']>, 'uuid' | 'firstname' | 'lastname' | 'date_of_birth' | 'email' | 'phone'
-  | 'pseudonym' | 'pseudonymised_at' | 'account_uuid' | 'created_at' | 'modified_at'> & { name: string | null; account_name: string | null };
+  | 'pseudonym' | 'pseudonymised_at' | 'account_uuid' | 'created_at' | 'modified_at'> & { name: string | null; account_name: string | null; listTotal: number };
 
 /** Nulls stay in; the `response()` wrapper omits them (spec 1.6). */
 function toOut(r: Row): ParticipantOut {
@@ -41,7 +42,7 @@ function projection(ctx: ServiceContext, where: RawBuilder<unknown>, limit: numb
   const t = tablesOf(ctx.tenant.schema);
   const [participants, accounts] = [t('participants'), t('accounts')];
   return sql<Row>`
-    select p.uuid, ${participantFieldSql('p', 'firstname')} as firstname, ${participantFieldSql('p', 'lastname')} as lastname,
+    select p.uuid, ${LIST_TOTAL}, ${participantFieldSql('p', 'firstname')} as firstname, ${participantFieldSql('p', 'lastname')} as lastname,
       ${participantNameSql('p')} as name,
       -- D9: once pseudonymised, nothing personal is shown, also where a column still held a value.
       case when p.pseudonymised_at is null then to_char(p.date_of_birth, 'YYYY-MM-DD') end as date_of_birth,
@@ -64,7 +65,7 @@ export async function listParticipants(ctx: ServiceContext, input: ListParticipa
   if (input.account !== undefined) {
     // A reference filter that matches nothing gives an empty list (spec 1.9, D10).
     const account = await resolveAccountRef(ctx, input.account, db);
-    if (!account) return [];
+    if (!account) return emptyPage(ctx, { limit, offset });
     conds.push(sql`p.account_uuid = ${account}::uuid`);
   }
   if (input.q) {
@@ -72,7 +73,9 @@ export async function listParticipants(ctx: ServiceContext, input: ListParticipa
     conds.push(sql`${participantNameSql('p')} ilike ${likePattern(input.q)}`);
   }
   if (input.modifiedSince) conds.push(sql`p.modified_at >= ${input.modifiedSince.instant}`);
-  const res = await projection(ctx, sql.join(conds, sql` and `), limit, offset).execute(db);
+  const where = sql.join(conds, sql` and `);
+  const res = await projection(ctx, where, limit, offset).execute(db);
+  await reportTotal(ctx, { limit, offset }, res.rows, async () => (await projection(ctx, where, 1, 0).execute(db)).rows);
   return res.rows.map(toOut);
 }
 

@@ -7,6 +7,7 @@ import type { Selectable } from 'kysely';
 import { anyOf, inSchema, sql, tablesOf, type Executor, type RawBuilder, type TenantDB } from '../../platform/db/sql.js';
 import { formatTimestamp, ZONE } from '../../platform/http/dates.js';
 import { pageOf } from '../../platform/http/fields.js';
+import { emptyPage, LIST_TOTAL, reportTotal } from '../../platform/http/paging.js';
 import { newUuid } from '../../platform/http/ids.js';
 import { invalid, notFound, unprocessable, violation } from '../../domain/errors.js';
 import { queueMail } from '../../platform/mail/outbox.js';
@@ -26,7 +27,7 @@ import type { CreateReceiptInput, ListReceiptsInput, ReceiptOut } from './schema
 // last, from a per-prefix counter row in the same transaction (no gaps, no duplicates).
 
 type Row = Pick<Selectable<TenantDB['receipts']>, 'uuid' | 'number' | 'total'> & {
-  paidAt: string; createdAt: string; modifiedAt: string;
+  paidAt: string; createdAt: string; modifiedAt: string; listTotal: number;
   debtorUuid: string; debtorName: string | null; reversesUuid: string | null; reversesNumber: string | null;
   items: { attendance: string; amount: number; text: string | null }[];
   reversals: { uuid: string; name: string }[];
@@ -54,7 +55,7 @@ function toOut(r: Row): ReceiptOut {
 function projection(schema: string, where: RawBuilder<unknown>, limit: number, offset: number) {
   const t = tablesOf(schema);
   return sql<Row>`
-    select r.uuid, r.number, r.total, r.paid_at::text as "paidAt", r.created_at::text as "createdAt", r.modified_at::text as "modifiedAt",
+    select r.uuid, ${LIST_TOTAL}, r.number, r.total, r.paid_at::text as "paidAt", r.created_at::text as "createdAt", r.modified_at::text as "modifiedAt",
       d.uuid as "debtorUuid", ${debtorNameSql()} as "debtorName",
       rv.uuid as "reversesUuid", rv.number as "reversesNumber",
       coalesce((select json_agg(json_build_object('attendance', i.attendance_uuid, 'amount', i.amount, 'text', i.text) order by i.position)
@@ -76,14 +77,16 @@ export async function listReceipts(ctx: ServiceContext, input: ListReceiptsInput
   const { limit, offset } = pageOf(input);
   const t = tablesOf(ctx.tenant.schema);
   const conds = await debtorScope(ctx, db, input);
-  if (!conds) return [];
+  if (!conds) return emptyPage(ctx, { limit, offset });
   if (input.edition !== undefined) {
     // Raw: a condition of the raw projection.
     conds.push(sql`exists (select 1 from ${t('receipt_items')} fi join ${t('ledgers')} fl on fl.uuid = fi.ledger_uuid
       join ${t('editions')} fe on fe.uuid = fl.edition_uuid where fi.receipt_uuid = r.uuid and ${editionFilter('fe', input.edition)})`);
   }
   if (input.modifiedSince) conds.push(sql`r.modified_at >= ${input.modifiedSince.instant}`);
-  const res = await projection(ctx.tenant.schema, sql.join(conds, sql` and `), limit, offset).execute(db);
+  const where = sql.join(conds, sql` and `);
+  const res = await projection(ctx.tenant.schema, where, limit, offset).execute(db);
+  await reportTotal(ctx, { limit, offset }, res.rows, async () => (await projection(ctx.tenant.schema, where, 1, 0).execute(db)).rows);
   return res.rows.map(toOut);
 }
 

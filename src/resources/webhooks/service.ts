@@ -6,6 +6,7 @@ import { inSchema, sql, tablesOf, type TenantDB, type TenantExecutor } from '../
 import { tenantDb } from '../../platform/db/tenant.js';
 import { formatTimestamp } from '../../platform/http/dates.js';
 import { pageOf } from '../../platform/http/fields.js';
+import { listTotal, reportTotal } from '../../platform/http/paging.js';
 import { newUuid } from '../../platform/http/ids.js';
 import { assertPatchNotEmpty, wasSent } from '../../platform/http/patch.js';
 import { conflict, invalid, notFound, violation } from '../../domain/errors.js';
@@ -71,11 +72,13 @@ export async function listWebhooks(ctx: ServiceContext, input: ListWebhooksInput
   const { limit, offset } = pageOf(input);
   const q = input.q ? likePattern(input.q) : null;
   const since = input.modifiedSince?.instant ?? null;
-  const rows = await tenantDb(ctx).selectFrom('webhooks').select(COLUMNS)
+  const query = tenantDb(ctx).selectFrom('webhooks').select([...COLUMNS, listTotal])
     .$if(q !== null, (qb) => qb.where((eb) => eb.or([eb('url', 'ilike', q!), eb('description', 'ilike', q!)])))
     .$if(since !== null, (qb) => qb.where('modified_at', '>=', since!.toISOString()))
-    .orderBy('created_at').orderBy('uuid').limit(limit).offset(offset)
-    .$narrowType<Row>().execute();
+    .orderBy('created_at').orderBy('uuid')
+    .$narrowType<Row>();
+  const rows = await query.limit(limit).offset(offset).execute();
+  await reportTotal(ctx, { limit, offset }, rows, () => query.limit(1).execute());
   return rows.map(toOut);
 }
 
@@ -165,9 +168,11 @@ export async function listDeliveries(ctx: ServiceContext, input: ListDeliveriesI
   const db = tenantDb(ctx);
   await findOrThrow(db, input.uuid);
   const { limit, offset } = pageOf(input);
-  const rows = await db.selectFrom('webhook_deliveries').select(DELIVERY_COLUMNS).where('webhook_uuid', '=', input.uuid)
-    .orderBy('created_at', 'desc').orderBy('seq', 'desc').limit(limit).offset(offset)
-    .$narrowType<DeliveryRow>().execute();
+  const query = db.selectFrom('webhook_deliveries').select([...DELIVERY_COLUMNS, listTotal]).where('webhook_uuid', '=', input.uuid)
+    .orderBy('created_at', 'desc').orderBy('seq', 'desc')
+    .$narrowType<DeliveryRow>();
+  const rows = await query.limit(limit).offset(offset).execute();
+  await reportTotal(ctx, { limit, offset }, rows, () => query.limit(1).execute());
   return rows.map(deliveryOf);
 }
 

@@ -60,4 +60,30 @@ describe('GET <base>/docs', () => {
     expect(missing).toEqual([]);
     expect(problems.filter((p) => !/favicon/.test(p))).toEqual([]);
   }, 120_000);
+
+  // Issue 24 (9, 11): the first "Test Request" of GET /offers sent the examples of from, until and modifiedSince,
+  // answered [] and spent one of the five anonymous requests of the hour. Now nothing is sent unless ticked, and the
+  // reference links the pages of the problem types.
+  it.skipIf(!CHROMIUM)('sends the first "Test Request" of GET /offers without query parameters, and links the problem types', async () => {
+    const offer = (await t.post('/offers', { name: 'Zirkusschule', edition: (await t.post('/editions', { name: 'Sommer' })).body.uuid })).body;
+    expect((await t.post(`/offers/${offer.uuid}/transition`, { transition: 'publish' })).status).toBe(200);
+    browser ??= await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox', `--host-resolver-rules=MAP ${t.host} 127.0.0.1`] });
+    const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+    const sent: string[] = [];
+    page.on('request', (r) => { if (new URL(r.url()).pathname === `${t.basePath}/offers`) sent.push(r.url()); });
+    await page.goto(`http://${t.host}:${h.port}${t.basePath}/docs`, { waitUntil: 'networkidle' });
+    await page.getByText('Holiday Programme Service API').first().waitFor({ timeout: 30_000 });
+    const errors = page.locator(`a[href="http://${t.host}:${h.port}${t.basePath}/errors"]`).first();
+    await errors.waitFor({ timeout: 30_000 });
+    const operation = page.locator(`[id$="/tag/offers/GET/offers"]`);
+    await operation.scrollIntoViewIfNeeded();
+    await operation.getByRole('button', { name: /Test Request/i }).first().click();
+    const answer = page.waitForResponse((r) => new URL(r.url()).pathname === `${t.basePath}/offers`, { timeout: 30_000 });
+    await page.getByRole('button', { name: /^Send/ }).first().click();
+    const res = await answer;
+    expect(sent).toEqual([`http://${t.host}:${h.port}${t.basePath}/offers`]);
+    expect(res.status()).toBe(200);
+    expect((await res.json()).map((o: any) => o.name)).toEqual(['Zirkusschule']);
+    await page.close();
+  }, 120_000);
 });

@@ -2,7 +2,8 @@ import { Validator } from '@seriousme/openapi-schema-validator';
 import { describe, expect, it } from 'vitest';
 import { ATTENDANCE_STATES } from '../../../src/domain/attendance-states.js';
 import { OFFER_TRANSITIONS } from '../../../src/domain/offer-workflow.js';
-import { buildOpenApiDocument } from '../../../src/platform/http/openapi-document.js';
+import { buildOpenApiDocument, documentFor } from '../../../src/platform/http/openapi-document.js';
+import { problemTitle } from '../../../src/platform/http/problem.js';
 import { appRouter } from '../../../src/router.js';
 
 // Issue 12: the document a client generator reads (openapi-typescript in clients/typescript).
@@ -69,18 +70,75 @@ describe('the OpenAPI document', () => {
       }
       if (o.responses['401']) expect(o.responses['401'].headers['WWW-Authenticate']).toBeDefined();
       expect(o.responses['429'].headers['Retry-After']).toBeDefined();
-      expect(o.description, `${method} ${path}`).toMatch(/Access: |Not allowed/);
+      expect(o.description, `${method} ${path}`).toMatch(/Access: /);
     }
     expect(op('get', '/offers').responses['200'].headers['Cache-Control']).toBeDefined();
   });
 
-  it('documents PATCH and DELETE of bookings and receipts as 405 only, not as fake 200 operations', () => {
+  // Issue 24 (13): generated clients offered them as functions, the reference listed eight "Not allowed" entries.
+  it('leaves out PATCH and DELETE of bookings and receipts, which only answer 405', () => {
     for (const p of ['/bookings/{uuid}', '/receipts/{uuid}']) {
-      for (const m of ['patch', 'delete']) {
-        expect(Object.keys(op(m, p).responses), `${m} ${p}`).toEqual(['401', '403', '404', '405', '429', '503']);
-        expect(op(m, p).responses['405'].headers.Allow).toBeDefined();
+      expect(Object.keys(doc.paths[p]), p).toEqual(['get']);
+    }
+    expect(operations.some(({ o }) => o.responses['405'])).toBe(false);
+    expect(operations.some(({ o }) => /^Not allowed/.test(o.description))).toBe(false);
+  });
+
+  // Issue 24 (12): the examples said "An error occurred".
+  it('shows the real title in every problem example', () => {
+    for (const { o, path, method } of operations) {
+      for (const [s, r] of Object.entries<any>(o.responses)) {
+        if (s < '400') continue;
+        expect(r.content['application/problem+json'].example.title, `${method} ${path} ${s}`).toBe(problemTitle(Number(s)));
       }
     }
+    expect(op('get', '/offers/{uuid}').responses['404'].content['application/problem+json'].example.title).toBe('Not Found');
+    expect(JSON.stringify(doc)).not.toContain('An error occurred');
+  });
+
+  // Issue 24 (9): Scalar's "Test Request" sent every query parameter that had a value (from/until/modifiedSince).
+  it('marks every example of an optional query parameter as not sent, and leaves none unmarked', () => {
+    expect(param('get', '/offers', 'from').examples).toEqual({ example: { summary: expect.any(String), value: '2027-07-05', 'x-disabled': true } });
+    for (const { o, path } of operations) {
+      for (const p of (o.parameters ?? []).filter((x: any) => x.in === 'query' && !x.required)) {
+        const hasValue = p.schema?.examples?.length || p.schema?.default !== undefined || p.schema?.enum?.length || p.example !== undefined;
+        if (hasValue) expect(Object.values<any>(p.examples ?? {}).map((e) => e['x-disabled']), `${path} ${p.name}`).toEqual([true]);
+      }
+    }
+  });
+
+  // Issue 24 (9): an edition, an organiser and a child were all called "Fußball-Feriencamp".
+  it('gives each resource examples of its own, references included', () => {
+    const s = doc.components.schemas;
+    const names = ['Offer', 'Edition', 'Organiser', 'Category', 'Account', 'Participant'].map((n) => s[n].properties.name.examples[0]);
+    expect(new Set(names).size).toBe(names.length);
+    expect(s.Edition.properties.alias.examples[0]).not.toBe(s.Offer.properties.alias.examples[0]);
+    expect(s.Offer.properties.edition.examples[0].name).toBe(s.Edition.properties.name.examples[0]);
+    expect(s.Offer.properties.hosts.examples[0][0].name).toBe(s.Organiser.properties.name.examples[0]);
+    expect(s.Attendance.properties.participant.examples[0].name).toBe(s.Participant.properties.name.examples[0]);
+    const body = (p: string) => op('post', p).requestBody.content['application/json'].schema.properties;
+    expect(body('/editions').name.examples[0]).toBe(s.Edition.properties.name.examples[0]);
+    expect(body('/organisers').name.examples[0]).toBe(s.Organiser.properties.name.examples[0]);
+    expect(body('/webhooks').url.examples?.[0] ?? body('/webhooks').url.example).toMatch(/^https:\/\/.*hooks/);
+  });
+
+  // Issue 24 (14): every list says how many records match and links its pages.
+  it('documents Link and X-Total-Count on every list', () => {
+    const lists = operations.filter(({ method, o }) => method === 'get' && (o.parameters ?? []).some((p: any) => p.name === 'page'));
+    expect(lists.length).toBeGreaterThanOrEqual(13);
+    for (const { o, path } of lists) {
+      expect(o.responses['200'].headers.Link, path).toEqual({ $ref: '#/components/headers/Link' });
+      expect(o.responses['200'].headers['X-Total-Count'], path).toEqual({ $ref: '#/components/headers/X-Total-Count' });
+    }
+    expect(op('get', '/offers/{uuid}').responses['200'].headers.Link).toBeUndefined();
+  });
+
+  // Issue 24 (10, 11): `servers` is the address the request came in on; the description links the problem types.
+  it('is served with the request\'s own address and a link to the problem type pages', () => {
+    const served = documentFor(doc, 'http://localhost:8080/api') as any;
+    expect(served.servers).toEqual([{ url: 'http://localhost:8080/api' }]);
+    expect(served.info.description).toContain('[http://localhost:8080/api/errors](http://localhost:8080/api/errors)');
+    expect(doc.info.description).not.toContain('/errors]');
   });
 
   it('declares its tags, shows amounts in cents and the offer\'s counts with named keys', () => {

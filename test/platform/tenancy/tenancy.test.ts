@@ -46,7 +46,8 @@ describe('host resolution', () => {
     expect((await h.request('GET', '/whoami', { host: root.host })).body).toEqual({ tenant: root.slug });
     expectProblem(await h.request('GET', '/api/categories', { host: root.host, token: root.adminToken }), 404);
     const doc = await h.request('GET', '/openapi.json', { host: root.host });
-    expect(doc.body.servers[0].url).toBe(`https://${root.host}`);
+    // Issue 24: the scheme and port the request came in on (plain http here, no port in the Host header).
+    expect(doc.body.servers[0].url).toBe(`http://${root.host}`);
   });
 
   it('resolves a Host header with a port and in upper case', async () => {

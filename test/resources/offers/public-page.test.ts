@@ -107,7 +107,9 @@ describe('the public page written by PostgreSQL', () => {
       queries.restore();
     }
     const pages = seen.filter((q) => q.name && q.text?.includes('json_agg(json_strip_nulls'));
-    const plain = pages.filter((q) => q.text!.includes('limit 7 offset 7'));
+    // A page past the end (this tenant has fewer than 8 offers) asks once more for the first row, for the total
+    // of the paging headers (issue 24): also a statement without parameters.
+    const plain = pages.filter((q) => q.text!.includes('limit 7 offset 7') || q.text!.includes('limit 1 offset 0'));
     const filtered = pages.filter((q) => q.text!.includes('ilike'));
     expect(plain.length).toBeGreaterThanOrEqual(1);
     expect(filtered.length).toBeGreaterThanOrEqual(1);
