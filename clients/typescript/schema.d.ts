@@ -14920,7 +14920,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/400",
-                     *       "title": "An error occurred",
+                     *       "title": "Bad Request",
                      *       "status": 400,
                      *       "detail": "itemsPerPage: must be a whole number between 1 and 200."
                      *     }
@@ -14940,7 +14940,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -14959,7 +14959,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -14978,7 +14978,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/413",
-                     *       "title": "An error occurred",
+                     *       "title": "Content Too Large",
                      *       "status": 413,
                      *       "detail": "The request body is larger than 1048576 bytes."
                      *     }
@@ -14997,7 +14997,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/415",
-                     *       "title": "An error occurred",
+                     *       "title": "Unsupported Media Type",
                      *       "status": 415,
                      *       "detail": "Send the body as application/json."
                      *     }
@@ -15016,7 +15016,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/validation_errors/c1051bb4-d103-4f74-8988-acbcafc7fdc3",
-                     *       "title": "An error occurred",
+                     *       "title": "Unprocessable Content",
                      *       "status": 422,
                      *       "detail": "name: This value should not be blank.",
                      *       "violations": [
@@ -15043,7 +15043,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -15063,7 +15063,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -15124,7 +15124,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -15143,7 +15143,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -15162,7 +15162,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/404",
-                     *       "title": "An error occurred",
+                     *       "title": "Not Found",
                      *       "status": 404,
                      *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
                      *     }
@@ -15182,7 +15182,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -15202,7 +15202,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -15255,7 +15255,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/400",
-                     *       "title": "An error occurred",
+                     *       "title": "Bad Request",
                      *       "status": 400,
                      *       "detail": "itemsPerPage: must be a whole number between 1 and 200."
                      *     }
@@ -15275,7 +15275,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -15294,7 +15294,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -15313,7 +15313,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/409",
-                     *       "title": "An error occurred",
+                     *       "title": "Conflict",
                      *       "status": 409,
                      *       "detail": "The offer 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f has 3 applications and cannot be deleted."
                      *     }
@@ -15332,7 +15332,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/413",
-                     *       "title": "An error occurred",
+                     *       "title": "Content Too Large",
                      *       "status": 413,
                      *       "detail": "The request body is larger than 1048576 bytes."
                      *     }
@@ -15351,7 +15351,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/415",
-                     *       "title": "An error occurred",
+                     *       "title": "Unsupported Media Type",
                      *       "status": 415,
                      *       "detail": "Send the body as application/json."
                      *     }
@@ -15370,7 +15370,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/validation_errors/c1051bb4-d103-4f74-8988-acbcafc7fdc3",
-                     *       "title": "An error occurred",
+                     *       "title": "Unprocessable Content",
                      *       "status": 422,
                      *       "detail": "name: This value should not be blank.",
                      *       "violations": [
@@ -15397,7 +15397,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -15417,7 +15417,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -15468,7 +15468,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/400",
-                     *       "title": "An error occurred",
+                     *       "title": "Bad Request",
                      *       "status": 400,
                      *       "detail": "itemsPerPage: must be a whole number between 1 and 200."
                      *     }
@@ -15488,7 +15488,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -15507,7 +15507,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -15526,7 +15526,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/404",
-                     *       "title": "An error occurred",
+                     *       "title": "Not Found",
                      *       "status": 404,
                      *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
                      *     }
@@ -15545,7 +15545,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/413",
-                     *       "title": "An error occurred",
+                     *       "title": "Content Too Large",
                      *       "status": 413,
                      *       "detail": "The request body is larger than 1048576 bytes."
                      *     }
@@ -15564,7 +15564,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/415",
-                     *       "title": "An error occurred",
+                     *       "title": "Unsupported Media Type",
                      *       "status": 415,
                      *       "detail": "Send the body as application/json."
                      *     }
@@ -15583,7 +15583,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/validation_errors/c1051bb4-d103-4f74-8988-acbcafc7fdc3",
-                     *       "title": "An error occurred",
+                     *       "title": "Unprocessable Content",
                      *       "status": 422,
                      *       "detail": "name: This value should not be blank.",
                      *       "violations": [
@@ -15610,7 +15610,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -15630,7 +15630,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }
@@ -15681,7 +15681,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/400",
-                     *       "title": "An error occurred",
+                     *       "title": "Bad Request",
                      *       "status": 400,
                      *       "detail": "itemsPerPage: must be a whole number between 1 and 200."
                      *     }
@@ -15701,7 +15701,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/401",
-                     *       "title": "An error occurred",
+                     *       "title": "Unauthorized",
                      *       "status": 401,
                      *       "detail": "This endpoint needs an access token (Authorization: Bearer <token>)."
                      *     }
@@ -15720,7 +15720,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/403",
-                     *       "title": "An error occurred",
+                     *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
                      *     }
@@ -15739,7 +15739,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/404",
-                     *       "title": "An error occurred",
+                     *       "title": "Not Found",
                      *       "status": 404,
                      *       "detail": "No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists."
                      *     }
@@ -15758,7 +15758,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/413",
-                     *       "title": "An error occurred",
+                     *       "title": "Content Too Large",
                      *       "status": 413,
                      *       "detail": "The request body is larger than 1048576 bytes."
                      *     }
@@ -15777,7 +15777,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/415",
-                     *       "title": "An error occurred",
+                     *       "title": "Unsupported Media Type",
                      *       "status": 415,
                      *       "detail": "Send the body as application/json."
                      *     }
@@ -15796,7 +15796,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/validation_errors/c1051bb4-d103-4f74-8988-acbcafc7fdc3",
-                     *       "title": "An error occurred",
+                     *       "title": "Unprocessable Content",
                      *       "status": 422,
                      *       "detail": "name: This value should not be blank.",
                      *       "violations": [
@@ -15823,7 +15823,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/429",
-                     *       "title": "An error occurred",
+                     *       "title": "Too Many Requests",
                      *       "status": 429,
                      *       "detail": "Too many requests; retry in 3 seconds."
                      *     }
@@ -15843,7 +15843,7 @@ export interface operations {
                     /**
                      * @example {
                      *       "type": "/errors/503",
-                     *       "title": "An error occurred",
+                     *       "title": "Service Unavailable",
                      *       "status": 503,
                      *       "detail": "The service cannot reach its database right now; retry in a few seconds."
                      *     }

@@ -273,7 +273,7 @@ describe('token', () => {
 
     const list = await cli(['token', 'list', slug]);
     const rows = list.lines.map((l) => l.split('\t'));
-    expect(rows.find((r) => r[1] === 'Website')?.slice(2)).toEqual(['website', 'read-write', expect.any(String), '-', '-', '1200']);
+    expect(rows.find((r) => r[1] === 'Website')?.slice(2)).toEqual(['website', 'read-write', expect.any(String), '-', '-', '-', expect.any(String), '1200']);
     expect(rows.filter((r) => r[2] === 'website').map((r) => r[9]).sort()).toEqual(['100', '1200']);
     const owners = await sql<{ owner_kind: string; user_uuid: string | null }>`select owner_kind, user_uuid from ${qualified(schema, 'api_tokens')}`.execute(executorOf(h.orm));
     expect(owners.rows).toEqual([{ owner_kind: 'service', user_uuid: null }, { owner_kind: 'service', user_uuid: null }]);

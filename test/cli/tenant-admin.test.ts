@@ -205,7 +205,7 @@ describe('tokens', () => {
     const before = await cli(['token', 'list', t.slug]);
     const unused = before.lines.map((l) => l.split('\t')).find((r) => r[1] === 'Vereinsportal')!;
     expect(unused).toHaveLength(10);
-    expect(unused.slice(7)).toEqual(['tsv-sued', '-']);
+    expect(unused.slice(7)).toEqual(['tsv-sued', '-', '100']);
 
     const version = async () => (await sql<{ v: string }>`select xmin::text as v from ${qualified(t.tenant.schema, 'api_tokens')} where name = 'Vereinsportal'`.execute(db())).rows[0]!.v;
     const initial = await version();
