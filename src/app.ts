@@ -1,6 +1,7 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { AnyRouter } from '@trpc/server';
+import type { TrustProxy } from './platform/config.js';
 import type { Orm } from './platform/db/orm.js';
 import { InMemoryJobs, type JobSender } from './platform/jobs/queue.js';
 import { executorOf } from './platform/db/orm.js';
@@ -12,6 +13,7 @@ import { resolveTenant, tenantOf } from './platform/tenancy/middleware.js';
 import { actorOf, authenticate, rejectInvalidToken } from './platform/auth/middleware.js';
 import { viewerOfActor } from './platform/auth/viewer.js';
 import { readBody } from './platform/http/body.js';
+import { trustFunction } from './platform/http/forwarded.js';
 import { openApiHandler } from './platform/http/openapi-adapter.js';
 import { checkIfMatch, getRoutes, tagResponses } from './platform/http/conditional.js';
 import { idempotency } from './platform/http/idempotency.js';
@@ -33,7 +35,8 @@ export type AppDeps = {
   registry: TenantRegistry;
   rateLimiter: RateLimiter;
   log: Logger;
-  trustProxy: boolean;
+  /** TRUST_PROXY (D12): hops or proxy addresses whose forwarding headers are believed; `true` is one hop. */
+  trustProxy: TrustProxy | boolean;
   router?: AnyRouter;
   /** Where background actions (allocate, commit) enqueue their jobs: pg-boss in main.ts, in memory in tests. */
   jobs?: JobSender;
@@ -52,7 +55,8 @@ export function createApp(deps: AppDeps) {
   const app = express();
   app.disable('x-powered-by');
   app.disable('etag');
-  app.set('trust proxy', deps.trustProxy);
+  // The client address (`req.ip`, the anonymous limits) by the same rule as the forwarded host.
+  app.set('trust proxy', trustFunction(deps.trustProxy));
   app.set('query parser', 'simple');
 
   // A database outage: 503 with Retry-After, one warning when it starts and one when it ends.

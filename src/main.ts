@@ -1,3 +1,5 @@
+// First: a wrong setting stops the start with one sentence before any module reads it (platform/config.ts).
+import './platform/config-check.js';
 import type { Server } from 'node:http';
 import { createApp } from './app.js';
 import { createHttpServer } from './platform/http/server.js';

@@ -1,3 +1,5 @@
+// First: a wrong setting stops the command with one sentence before any module reads it (platform/config.ts).
+import '../platform/config-check.js';
 import { demoCommand } from './demo.js';
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, oneLine, UsageError } from './errors.js';
 import { mailCommand } from './mail.js';

@@ -2,6 +2,7 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import type { AnyRouter } from '@trpc/server';
 import type { Executor } from '../db/sql.js';
 import { sql } from '../db/sql.js';
+import { readConfig } from '../config.js';
 
 // `/metrics` in Prometheus text format (prom-client), one registry per app. Labels are bounded: the route
 // template (from the router's own paths, never the raw URL), the method, the status, the queue name; no
@@ -33,7 +34,7 @@ export function createMetrics(opts: {
   /** How long one read of pg-boss's tables serves scrapes (every API pod is scraped): METRICS_JOBS_CACHE_MS, 5 s. */
   jobsCacheMs?: number;
 }): Metrics {
-  const jobsCacheMs = opts.jobsCacheMs ?? Number(process.env.METRICS_JOBS_CACHE_MS ?? 5000);
+  const jobsCacheMs = opts.jobsCacheMs ?? readConfig().metricsJobsCacheMs;
   const registry = new Registry();
   if (opts.defaultMetrics !== false) collectDefaultMetrics({ register: registry, prefix: 'hp_' });
 

@@ -5,6 +5,7 @@ import { dbOf } from '../../platform/context.js';
 import { inSchema, sql, tablesOf, type Executor } from '../../platform/db/sql.js';
 import { toEnvelope, type EventType } from '../../platform/events/events.js';
 import { QUEUES } from '../../platform/jobs/queue.js';
+import { readConfig } from '../../platform/config.js';
 import { resolveTarget, type Target } from '../../platform/net/outgoing.js';
 import { postSigned, type AttemptOutcome } from '../../platform/webhooks/sender.js';
 import { webhookHeaders } from '../../platform/webhooks/signature.js';
@@ -282,8 +283,7 @@ export async function deliverWebhooks(ctx: ServiceContext, opts: DeliverOptions 
 
 /** The `webhook-deliver` job: delivers, then asks to run again when the first waiting thing is due. */
 export function webhookDeliverHandler(opts: DeliverOptions = {}) {
-  const leaseSeconds = Number(process.env.WEBHOOK_LEASE_SECONDS) || undefined;
-  const baseSeconds = Number(process.env.WEBHOOK_RETRY_BASE_SECONDS) || undefined;
+  const { webhookLeaseSeconds: leaseSeconds, webhookRetryBaseSeconds: baseSeconds } = readConfig();
   return async (ctx: ServiceContext): Promise<void> => {
     const retry = baseSeconds ? { ...DEFAULT_WEBHOOK_RETRY, baseMs: baseSeconds * 1000 } : undefined;
     const result = await deliverWebhooks(ctx, { leaseSeconds, retry, ...opts });

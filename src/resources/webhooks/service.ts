@@ -9,7 +9,8 @@ import { pageOf } from '../../platform/http/fields.js';
 import { newUuid } from '../../platform/http/ids.js';
 import { assertPatchNotEmpty, wasSent } from '../../platform/http/patch.js';
 import { conflict, invalid, notFound, violation } from '../../domain/errors.js';
-import { allowedHostsOf, resolveTarget } from '../../platform/net/outgoing.js';
+import { readConfig } from '../../platform/config.js';
+import { resolveTarget } from '../../platform/net/outgoing.js';
 import { generateSecret } from '../../platform/webhooks/signature.js';
 import { wakeWebhookDelivery } from '../../platform/webhooks/wake.js';
 import {
@@ -26,7 +27,7 @@ export const PREVIOUS_SECRET_HOURS = 24;
 
 /** Hosts the operator allows over http and at any address (local receivers, tests): WEBHOOK_ALLOW_HOSTS. */
 export function webhookAllowedHosts(): Set<string> {
-  return allowedHostsOf(process.env.WEBHOOK_ALLOW_HOSTS);
+  return readConfig().webhookAllowHosts;
 }
 
 type Row = Pick<Selectable<TenantDB['webhooks']>, 'uuid' | 'url' | 'events' | 'enabled' | 'description' | 'failing_since'
