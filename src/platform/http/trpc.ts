@@ -2,6 +2,7 @@ import { initTRPC } from '@trpc/server';
 import type { OpenApiMeta } from 'trpc-to-openapi';
 import type { ServiceContext } from '../context.js';
 import { forbidden } from '../../domain/errors.js';
+import { refuseUnknownFields, type BodyFieldRules } from './body-fields.js';
 import { unauthorized } from './problem.js';
 
 // Who may call a procedure is declared in its meta and enforced here, once (spec 5, D3):
@@ -19,7 +20,11 @@ export type Meta = OpenApiMeta & {
   successStatus?: 200 | 201 | 202 | 204;
 };
 
-export type TrpcContext = ServiceContext & { requestId: string };
+export type TrpcContext = ServiceContext & {
+  requestId: string;
+  /** What each body operation's body may hold (body-fields.ts), given by the HTTP adapter. */
+  bodyFields?: BodyFieldRules;
+};
 
 const t = initTRPC.context<TrpcContext>().meta<Meta>().create();
 
@@ -50,6 +55,12 @@ const enforceAccess = t.middleware(({ ctx, meta, next }) => {
   return next();
 });
 
+/** D12: after the access check, a body field the resource does not have is 422 (body-fields.ts). */
+const knownBodyFields = t.middleware(async ({ ctx, path, getRawInput, next }) => {
+  await refuseUnknownFields(ctx.bodyFields, path, getRawInput);
+  return next();
+});
+
 export const router = t.router;
-export const procedure = t.procedure.use(enforceAccess);
+export const procedure = t.procedure.use(enforceAccess).use(knownBodyFields);
 export const createCallerFactory = t.createCallerFactory;
