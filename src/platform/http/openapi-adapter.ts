@@ -19,8 +19,13 @@ type HpRequest = Request & { hp?: { buildContext: () => TrpcContext; problem?: {
  * so `"false"` would become true and `"5"` a number. Bodies must keep JSON's types (422 otherwise) and
  * query values are read as strings by our own fields, so the flag is pinned off once, at start.
  */
+type ZodDef = {
+  type?: string; shape?: Record<string, unknown>; element?: unknown; in?: unknown; out?: unknown; options?: unknown[];
+  left?: unknown; right?: unknown; valueType?: unknown; items?: unknown[]; innerType?: unknown;
+};
+
 function pinCoercionOff(schema: unknown, seen = new Set<unknown>()): void {
-  const def = (schema as { _zod?: { def?: Record<string, any> } })?._zod?.def;
+  const def = (schema as { _zod?: { def?: ZodDef } })?._zod?.def;
   if (!def || seen.has(def)) return;
   seen.add(def);
   switch (def.type) {

@@ -22,6 +22,7 @@ import { HEADERS, problemResponse, PROBLEM_SCHEMA } from './openapi-problems.js'
 // The error responses are in openapi-problems.ts; examples, cents, parameter types and access texts in
 // openapi-annotations.ts.
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the OpenAPI document is walked and patched as free-form JSON
 type Json = Record<string, any>;
 
 const TAGS: Record<string, string> = {

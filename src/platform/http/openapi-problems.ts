@@ -1,6 +1,7 @@
 // The errors of the OpenAPI document (openapi-document.ts): the Problem schema, one described example per
 // status, and the response headers (spec 7, D10).
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the OpenAPI document is walked and patched as free-form JSON
 type Json = Record<string, any>;
 
 export const PROBLEM_SCHEMA = {
