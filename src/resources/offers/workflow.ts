@@ -28,13 +28,16 @@ async function recordOfferTransition(ctx: ServiceContext, db: Executor, offer: O
   }
 }
 
-/** E-mail addresses of the families with a confirmed place on the offer. */
+/**
+ * E-mail addresses of the families with a confirmed place on the offer that they were told of: a held-back
+ * confirmation (the lot, `commit: false`) has not been told (spec 2.2), so neither is the offer's fate.
+ */
 async function confirmedFamilies(ctx: ServiceContext, db: Executor, offerUuid: string): Promise<string[]> {
   const rows = await inSchema(db, ctx.tenant.schema).selectFrom('attendances as a')
     .innerJoin('participants as p', 'p.uuid', 'a.participant_uuid')
     .leftJoin('accounts as acc', 'acc.uuid', 'p.account_uuid')
     .select((eb) => eb.fn.coalesce('acc.email', 'p.email').as('email')).distinct()
-    .where('a.offer_uuid', '=', offerUuid).where('a.status', '=', 'confirmed')
+    .where('a.offer_uuid', '=', offerUuid).where('a.status', '=', 'confirmed').where('a.held_back', '=', false)
     .where((eb) => eb(eb.fn.coalesce('acc.email', 'p.email'), 'is not', null))
     .execute();
   return rows.map((r) => r.email!);
