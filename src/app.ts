@@ -14,6 +14,7 @@ import { actorOf, authenticate, rejectInvalidToken } from './platform/auth/middl
 import { viewerOfActor } from './platform/auth/viewer.js';
 import { readBody } from './platform/http/body.js';
 import { trustFunction } from './platform/http/forwarded.js';
+import { methodNotAllowed, routeTable } from './platform/http/routes.js';
 import { openApiHandler } from './platform/http/openapi-adapter.js';
 import { checkIfMatch, getRoutes, tagResponses } from './platform/http/conditional.js';
 import { idempotency } from './platform/http/idempotency.js';
@@ -101,8 +102,10 @@ export function createApp(deps: AppDeps) {
   app.get('/docs/scalar.js', docsBundle);
 
   app.use(authenticate(db));
-  app.use(rateLimit(deps.rateLimiter));
+  const routes = routeTable(router);
+  app.use(rateLimit(deps.rateLimiter, routes));
   app.use(rejectInvalidToken);
+  app.use(methodNotAllowed(routes));
   app.use(cacheControl);
   app.use(readBody());
 

@@ -176,7 +176,7 @@ export async function listOfferAttendances(ctx: ServiceContext, input: OfferAtte
 
 async function listOf(ctx: ServiceContext, db: Executor, offerUuid: string | null, input: Filters, missing?: () => Error): Promise<AttendanceOut[]> {
   const viewer = ctx.viewer;
-  if (offerUuid) await assertListReadable(ctx, db, offerUuid, missing);
+  if (offerUuid) await assertListReadable(ctx, db, offerUuid, missing, { list: true });
   const { limit, offset } = pageOf(input);
   const conds: RawBuilder<unknown>[] = [sql`true`];
   if (offerUuid) conds.push(sql`a.offer_uuid = ${offerUuid}::uuid`);
