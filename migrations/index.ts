@@ -13,6 +13,7 @@ import { Migration20261125000000Events } from './tenant/Migration20261125000000E
 import { Migration20261125000100Webhooks } from './tenant/Migration20261125000100Webhooks.js';
 import { Migration20261125000200AppendApplication } from './tenant/Migration20261125000200AppendApplication.js';
 import { Migration20261125000300AllocationCommitRequested } from './tenant/Migration20261125000300AllocationCommitRequested.js';
+import { Migration20261127120100RunsCommitted } from './tenant/Migration20261127120100RunsCommitted.js';
 
 // Explicit, ordered lists (no globbing at run time). Add new migrations at the end of their list.
 export const controlMigrations = [
@@ -34,4 +35,5 @@ export const tenantMigrations = [
   { name: 'Migration20261125000100Webhooks', class: Migration20261125000100Webhooks },
   { name: 'Migration20261125000200AppendApplication', class: Migration20261125000200AppendApplication },
   { name: 'Migration20261125000300AllocationCommitRequested', class: Migration20261125000300AllocationCommitRequested },
+  { name: 'Migration20261127120100RunsCommitted', class: Migration20261127120100RunsCommitted },
 ];
