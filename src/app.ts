@@ -62,7 +62,7 @@ export function createApp(deps: AppDeps) {
 
   // A database outage: 503 with Retry-After, one warning when it starts and one when it ends.
   const availability = new DatabaseAvailability(log, () => db.selectNoFrom((eb) => eb.lit(1).as('one')).execute());
-  const metrics = deps.metrics ?? createMetrics({ db, router, registrySize: async () => (await registry.list()).length });
+  const metrics = deps.metrics ?? createMetrics({ db, router, log, registrySize: async () => (await registry.list()).length });
   availability.onChange((down) => metrics.setDatabaseUp(!down));
   if (deps.outboxSource) metrics.setOutboxSource(deps.outboxSource);
 
