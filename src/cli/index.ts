@@ -6,6 +6,7 @@ import { mailCommand } from './mail.js';
 import { migrateCommand } from './migrate.js';
 import { setUpStreams } from './output.js';
 import { retentionCommand } from './retention.js';
+import { secretsCommand } from './secrets.js';
 import { tenantCommand } from './tenant.js';
 import { tokenCommand } from './token.js';
 
@@ -54,9 +55,13 @@ commands:
       <sentAt or next attempt or ->\t<last error or -> (no recipients or texts); --failed: given up only
   mail retry <slug> <mail-uuid>|--all-failed
       makes given-up mails due again with a fresh set of attempts; prints <slug>\tretried=<n>
+  secrets rotate
+      seals every stored secret (webhook signing secrets) again with the current SECRETS_KEY, opening each
+      with SECRETS_KEY or a key in SECRETS_KEY_PREVIOUS; prints <slug>\tresealed=<n> per tenant; afterwards
+      SECRETS_KEY_PREVIOUS can be removed (docs/operations.md)
 
 environment: DATABASE_URL (unset: the embedded PostgreSQL in .data/pg; a running one, e.g. of npm start,
-  is used), TENANTS_DIR, DEMO, LOG_LEVEL`;
+  is used), TENANTS_DIR, DEMO, LOG_LEVEL, SECRETS_KEY, SECRETS_KEY_PREVIOUS`;
 
 export async function run(argv: string[]): Promise<number> {
   const [command, ...args] = argv;
@@ -87,6 +92,9 @@ export async function run(argv: string[]): Promise<number> {
         break;
       case 'mail':
         await mailCommand(args);
+        break;
+      case 'secrets':
+        await secretsCommand(args);
         break;
       default:
         process.stderr.write(`error: unknown command "${command}"\n\n${USAGE}\n`);

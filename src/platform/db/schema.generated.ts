@@ -366,8 +366,7 @@ export interface Webhooks {
   lease_until: TimestampText | null;
   modified_at: Generated<TimestampText>;
   next_attempt_at: Generated<TimestampText>;
-  previous_secret: string | null;
-  previous_secret_until: TimestampText | null;
+  previous_secrets: Generated<Json>;
   secret: string;
   url: string;
   uuid: string;
