@@ -57,6 +57,7 @@ export interface ApiTokens {
 export interface Attendances {
   all_alternate_dates: Generated<boolean>;
   answers: Generated<Json>;
+  charge_kept: boolean | null;
   confirmed_at: TimestampText | null;
   consent_outstanding: Generated<boolean>;
   created_at: Generated<TimestampText>;
@@ -226,6 +227,7 @@ export interface Offers {
   application_questions: Generated<Json>;
   apply_text: string | null;
   bring: string | null;
+  called_off: Generated<boolean>;
   comment: string | null;
   contact: string | null;
   created_at: Generated<TimestampText>;

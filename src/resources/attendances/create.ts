@@ -149,7 +149,7 @@ async function readBeforeLock(ctx: ServiceContext, db: Executor, input: CreateAt
   const res = await sql<Read>`
     select p.uuid as participant, p.pseudonymised_at is not null as pseudonymised, p.account_uuid as account,
       case when p.pseudonymised_at is null then p.firstname end as firstname, coalesce(acc.email, p.email) as email,
-      o.uuid as offer, o.edition_uuid as "editionUuid", o.name, coalesce(o.fee, 0) as fee, 'cancelled' = any(o.places) as cancelled,
+      o.uuid as offer, o.edition_uuid as "editionUuid", o.name, coalesce(o.fee, 0) as fee, o.called_off as cancelled,
       ${editionProcedureSql(ctx.tenant.schema, 'e')} as procedure,
       o.alias as "offerAlias", e.name as "editionName", e.alias as "editionAlias", ${participantNameSql('p')} as "participantName",
       case when p.pseudonymised_at is null then to_char(p.date_of_birth, 'YYYY-MM-DD') end as "dateOfBirth",

@@ -88,7 +88,7 @@ export async function updateAttendance(ctx: ServiceContext, input: UpdateAttenda
     } else if (input.payable === true) {
       // D5: nothing is payable while the offer is cancelled.
       const cancelled = await inSchema(db, ctx.tenant.schema).selectFrom('offers')
-        .select(sql<boolean>`'cancelled' = any(places)`.as('c')).where('uuid', '=', offerUuid).executeTakeFirst();
+        .select('called_off as c').where('uuid', '=', offerUuid).executeTakeFirst();
       const offerCancelled = !!cancelled?.c;
       if (!canSwitchPayableOn({ status: a.status, heldBack: a.heldBack, fee: a.fee ?? null, offerCancelled })) {
         throw unprocessable(`payable: Only a confirmed, committed application with a fee, of an offer that is not cancelled, can be payable; this one is ${a.status}${a.heldBack ? ' and held back' : ''}${(a.fee ?? 0) > 0 ? '' : ' and free'}${offerCancelled ? ' and its offer is cancelled' : ''}.`);
