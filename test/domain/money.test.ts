@@ -3,7 +3,8 @@ import fc from 'fast-check';
 import { ATTENDANCE_STATES } from '../../src/domain/attendance-states.js';
 import {
   chargeHome, chargePostings, chargeTarget, formatEuro, formatReceiptNumber, isOpenPayment, ledgerBalance, resolveReceiptPrefix,
-  selectReversal, splitPayment, keptCharge } from '../../src/domain/money.js';
+  keptCharge, selectReversal, splitPayment,
+} from '../../src/domain/money.js';
 
 // The pure money rules (D8, D10 "Money").
 const base = { status: 'confirmed' as const, heldBack: false, fee: 500, payableSwitchedOff: false, paid: false, charged: 0 };
