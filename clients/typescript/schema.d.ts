@@ -6959,7 +6959,7 @@ export interface operations {
                     transition: "complete" | "approve" | "unapprove" | "publish" | "cancel" | "relaunch" | "unpublish";
                     /** @description default false; cancel and relaunch e-mail the confirmed families */
                     notify?: boolean | null;
-                    /** @description default true; accepted for the shape of the application transition; with false, notify must be false too */
+                    /** @description true or left out: an offer transition holds nothing back, so false is refused (422) */
                     commit?: boolean | null;
                 };
             };
@@ -9815,6 +9815,11 @@ export interface operations {
                     /** @default true */
                     commit?: boolean | null;
                     allAlternateDates?: boolean | null;
+                    /**
+                     * @description fee in cents this participant pays (admins); default the offer's fee; null on PATCH: the offer's fee again
+                     * @example 4500
+                     */
+                    fee?: number | null;
                 };
             };
         };
@@ -9883,6 +9888,25 @@ export interface operations {
                      *       "title": "An error occurred",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflicts with the record's state */
+            409: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/409",
+                     *       "title": "An error occurred",
+                     *       "status": 409,
+                     *       "detail": "The offer 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f has 3 applications and cannot be deleted."
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"];
@@ -10481,6 +10505,11 @@ export interface operations {
         requestBody: {
             content: {
                 "application/merge-patch+json": {
+                    /**
+                     * @description fee in cents this participant pays (admins); default the offer's fee; null on PATCH: the offer's fee again
+                     * @example 4500
+                     */
+                    fee?: number | null;
                     payable?: boolean | null;
                     allAlternateDates?: boolean | null;
                     /** @example 1 */
@@ -10490,6 +10519,11 @@ export interface operations {
                     } | null;
                 };
                 "application/json": {
+                    /**
+                     * @description fee in cents this participant pays (admins); default the offer's fee; null on PATCH: the offer's fee again
+                     * @example 4500
+                     */
+                    fee?: number | null;
                     payable?: boolean | null;
                     allAlternateDates?: boolean | null;
                     /** @example 1 */

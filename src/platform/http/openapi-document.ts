@@ -40,7 +40,7 @@ const TAGS: Record<string, string> = {
 /** Operations that answer 409 in some state (their services' `state_conflict` or `still_referenced`). */
 const CONFLICTS = new Set([
   'offers-delete', 'offers-transition', 'participants-delete', 'editions-delete', 'attendances-transition', 'attendances-transfer',
-  'attendances-update', 'attendances-delete', 'allocations-allocate', 'receipts-reverse', 'webhooks-redeliver',
+  'attendances-create', 'attendances-update', 'attendances-delete', 'allocations-allocate', 'receipts-reverse', 'webhooks-redeliver',
 ]);
 
 /** Actions whose body is optional (D10): a request without body or content type is accepted. */

@@ -4,7 +4,7 @@ import { dbOf } from '../../platform/context.js';
 import { inSchema, sql } from '../../platform/db/sql.js';
 import { parseId } from '../../platform/http/ids.js';
 import { assertPatchNotEmpty, wasSent } from '../../platform/http/patch.js';
-import { conflict, invalid, unprocessable, violation, type Violation } from '../../domain/errors.js';
+import { conflict, forbidden, invalid, unprocessable, violation, type Violation } from '../../domain/errors.js';
 import { syncCharges } from '../../engines/ledger/index.js';
 import type { ApplicationQuestion } from '../offers/entity.js';
 import { assertListEditable } from '../../engines/access/index.js';
@@ -81,6 +81,14 @@ export async function updateAttendance(ctx: ServiceContext, input: UpdateAttenda
     const offer = await lockOffer(ctx, db, offerUuid);
     const a = await em.findOne(Attendance, { uuid: input.uuid });
     if (!offer || !a) throw attendanceNotFound(input.uuid);
+    // Spec 2.2: an application's own fee (a discount), set by admins; the ledger follows (syncCharges below). A
+    // paid one keeps its fee: its receipt balances it (reverse the receipt first).
+    if (wasSent(input, 'fee')) {
+      if (ctx.viewer.kind !== 'admin' && ctx.viewer.kind !== 'system') throw forbidden('Only admins set an application\'s fee.');
+      const fee = input.fee ?? offer.fee ?? 0;
+      if (fee !== a.fee && a.paid) throw conflict('This application is paid; reverse its receipt before changing its fee.');
+      a.fee = fee;
+    }
     // The state never changes here (spec 4.3).
     if (input.payable === false) {
       if (a.paid) throw conflict('This application is paid; reverse its receipt instead of making it non-payable.');
