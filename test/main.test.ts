@@ -108,7 +108,13 @@ describe('npm start', () => {
     ['PG_POOL_SIZE', 'many', 'PG_POOL_SIZE must be a whole number from 1 to 1000 (got "many").'],
   ])('stops with exit 2 and one sentence when %s is wrong', async (name, value, sentence) => {
     const proc = start([], 1, { [name]: value });
-    expect(await proc.exited).toBe(2);
+    // A start that does not stop (the wrong value taken for something) is ended after 20 s.
+    const timer = setTimeout(() => proc.child.kill('SIGKILL'), 20_000);
+    try {
+      expect(await proc.exited).toBe(2);
+    } finally {
+      clearTimeout(timer);
+    }
     const lines = proc.output().trim().split('\n');
     expect(lines).toHaveLength(1);
     expect(lines[0]).toContain(sentence);
