@@ -4,7 +4,7 @@
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/**', 'node_modules/**', '.data/**', 'clients/typescript/schema.d.ts', 'src/platform/db/schema.generated.ts'] },
+  { ignores: ['**/dist/**', 'node_modules/**', '.data/**', 'clients/typescript/schema.d.ts', 'src/platform/db/schema.generated.ts'] },
   {
     files: ['**/*.ts'],
     extends: [tseslint.configs.base],
