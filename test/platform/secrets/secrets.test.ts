@@ -93,8 +93,12 @@ describe('webhook secrets at rest', () => {
 
   it('a rotation of SECRETS_KEY: the old key still opens (SECRETS_KEY_PREVIOUS), new ones are sealed with the new key, `secrets rotate` reseals the rest', async () => {
     setKeys(K2, K1);
-    const other = (await t.post('/webhooks', { url: r.url('/other') })).body;
+    // Another receiver (each receiver checks one subscription's secrets).
+    const elsewhere = await startReceiver();
+    const other = (await t.post('/webhooks', { url: elsewhere.url() })).body;
+    await elsewhere.close();
     expect((await stored(other.uuid)).secret).toMatch(new RegExp(`^enc:v1:${fp(K2)}:`));
+    await t.patch(`/webhooks/${other.uuid}`, { enabled: false });
     await deliverOne();
     expect(r.received.at(-1)!.verified).toEqual([true, true]);
 

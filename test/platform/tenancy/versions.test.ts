@@ -22,8 +22,9 @@ const { h } = useHarness({ tenant: false });
 /** Makes a test tenant's schema one migration behind: the last migration's column and its bookkeeping row gone. */
 async function setBack(schema: string) {
   const db = executorOf(h.orm);
-  expect(LAST).toBe('Migration20261125000300AllocationCommitRequested');
-  await sql`alter table ${sql.table(`${schema}.edition_allocations`)} drop column commit_requested_at`.execute(db);
+  expect(LAST).toBe('Migration20261127120300CalledOffCharges');
+  await sql`alter table ${sql.table(`${schema}.attendances`)} drop column charge_kept`.execute(db);
+  await sql`alter table ${sql.table(`${schema}.offers`)} drop column called_off`.execute(db);
   await sql`delete from ${sql.table(`${schema}.mikro_orm_migrations`)} where name like ${`${LAST}%`}`.execute(db);
 }
 
