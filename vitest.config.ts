@@ -6,6 +6,7 @@ const UNIT = [
   'test/domain/**/*.test.ts',
   'test/bench/run.test.ts',
   'test/platform/cache/ttl-cache.test.ts',
+  'test/platform/config.test.ts',
   'test/platform/http/{booleans,dates,ids,openapi-document,problem,response}.test.ts',
   'test/platform/net/public-address.test.ts',
   'test/platform/rate-limit/token-bucket.test.ts',
@@ -24,8 +25,9 @@ export default defineConfig({
     maxWorkers: 2,
     testTimeout: 30_000,
     hookTimeout: 60_000,
-    // Integration tests read their own writes at once; the public list cache has its own test.
-    env: { LOG_LEVEL: 'silent', TZ: 'UTC', PUBLIC_CACHE_MS: '0' },
+    // Integration tests read their own writes at once; the public list cache has its own test. Webhook secrets
+    // are sealed with a test-only key (issue 22), in this process and the service processes tests start.
+    env: { LOG_LEVEL: 'silent', TZ: 'UTC', PUBLIC_CACHE_MS: '0', SECRETS_KEY: 'dGVzdC1vbmx5LXNlY3JldHMta2V5LTMyLWJ5dGVzISE=' },
     projects: [
       { extends: true, test: { name: 'unit', include: UNIT } },
       {

@@ -30,16 +30,18 @@ const token = (await runCli(['token', 'issue', 'load', '--role', 'admin'], env))
 // authenticating the token in the database): 200 and 429 both mean "served".
 const logStart = svc.output().length;
 const start = 5000;
-setTimeout(async () => {
+// A failed PgBouncer command is reported, not left as an unhandled rejection that kills the run.
+const step = (name: string, run: () => Promise<void>) => () => void run().catch((err: unknown) => console.error(`${name} failed:`, err));
+setTimeout(step('outage start', async () => {
   await bouncer.admin(`DISABLE ${db}`);
   await bouncer.admin(`KILL ${db}`);
   console.log(`outage started at ${((Date.now() - t0) / 1000).toFixed(1)} s`);
-  setTimeout(async () => {
+  setTimeout(step('outage end', async () => {
     await bouncer.admin(`ENABLE ${db}`);
     await bouncer.admin(`RESUME ${db}`);
     console.log(`outage ended at ${((Date.now() - t0) / 1000).toFixed(1)} s`);
-  }, outage * 1000);
-}, start);
+  }), outage * 1000);
+}), start);
 const t0 = Date.now();
 const perSecond: Record<number, Record<number, number>> = {};
 const instance = autocannon({
@@ -48,7 +50,7 @@ const instance = autocannon({
   connections: 10,
   duration: total,
 });
-(instance as unknown as { on(e: string, f: (...a: any[]) => void): void }).on('response', (_c: unknown, status: number) => {
+(instance as unknown as { on(e: string, f: (...a: never[]) => void): void }).on('response', (_c: unknown, status: number) => {
   const sec = Math.floor((Date.now() - t0) / 1000);
   (perSecond[sec] ??= {})[status] = ((perSecond[sec] ??= {})[status] ?? 0) + 1;
 });

@@ -82,7 +82,7 @@ export async function startReferenceServer(opts: ReferenceOptions): Promise<{ po
     res.writeHead(status, { 'Content-Type': type, 'Content-Length': Buffer.byteLength(body), 'Cache-Control': status === 200 ? 'public, max-age=60' : 'no-store' });
     res.end(body);
   };
-  const server = http.createServer(async (req, res) => {
+  const server = http.createServer((req, res) => void (async () => {
     const url = new URL(req.url ?? '/', 'http://x');
     if (req.method !== 'GET' || (url.pathname !== '/api/offers' && url.pathname !== '/offers')) {
       return send(res, 404, '{"status":404,"title":"Not Found"}', 'application/problem+json');
@@ -98,7 +98,7 @@ export async function startReferenceServer(opts: ReferenceOptions): Promise<{ po
       console.error(err);
       send(res, 500, '{"status":500,"title":"Internal Server Error"}', 'application/problem+json');
     }
-  });
+  })());
   await new Promise<void>((resolve) => server.listen(opts.port ?? 0, '127.0.0.1', () => resolve()));
   return {
     port: (server.address() as AddressInfo).port,

@@ -15,6 +15,9 @@ import { Migration20261125000100Webhooks } from './tenant/Migration2026112500010
 import { Migration20261125000200AppendApplication } from './tenant/Migration20261125000200AppendApplication.js';
 import { Migration20261125000300AllocationCommitRequested } from './tenant/Migration20261125000300AllocationCommitRequested.js';
 import { Migration20261127100000FamilyApplications } from './tenant/Migration20261127100000FamilyApplications.js';
+import { Migration20261127120100RunsCommitted } from './tenant/Migration20261127120100RunsCommitted.js';
+import { Migration20261127120200WebhookSecrets } from './tenant/Migration20261127120200WebhookSecrets.js';
+import { Migration20261127120300CalledOffCharges } from './tenant/Migration20261127120300CalledOffCharges.js';
 
 // Explicit, ordered lists (no globbing at run time). Add new migrations at the end of their list.
 export const controlMigrations = [
@@ -38,4 +41,7 @@ export const tenantMigrations = [
   { name: 'Migration20261125000200AppendApplication', class: Migration20261125000200AppendApplication },
   { name: 'Migration20261125000300AllocationCommitRequested', class: Migration20261125000300AllocationCommitRequested },
   { name: 'Migration20261127100000FamilyApplications', class: Migration20261127100000FamilyApplications },
+  { name: 'Migration20261127120100RunsCommitted', class: Migration20261127120100RunsCommitted },
+  { name: 'Migration20261127120200WebhookSecrets', class: Migration20261127120200WebhookSecrets },
+  { name: 'Migration20261127120300CalledOffCharges', class: Migration20261127120300CalledOffCharges },
 ];

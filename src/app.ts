@@ -1,6 +1,7 @@
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { createHash, randomUUID, timingSafeEqual } from 'node:crypto';
 import type { AnyRouter } from '@trpc/server';
+import type { TrustProxy } from './platform/config.js';
 import type { Orm } from './platform/db/orm.js';
 import { InMemoryJobs, type JobSender } from './platform/jobs/queue.js';
 import { executorOf } from './platform/db/orm.js';
@@ -13,6 +14,8 @@ import { actorOf, authenticate, rejectInvalidToken } from './platform/auth/middl
 import { viewerOfActor } from './platform/auth/viewer.js';
 import { readBody } from './platform/http/body.js';
 import { rawBodyRoutes, rawUploadOf } from './platform/http/raw.js';
+import { trustFunction } from './platform/http/forwarded.js';
+import { methodNotAllowed, routeTable } from './platform/http/routes.js';
 import { openApiHandler } from './platform/http/openapi-adapter.js';
 import { checkIfMatch, getRoutes, tagResponses } from './platform/http/conditional.js';
 import { idempotency } from './platform/http/idempotency.js';
@@ -37,7 +40,8 @@ export type AppDeps = {
   registry: TenantRegistry;
   rateLimiter: RateLimiter;
   log: Logger;
-  trustProxy: boolean;
+  /** TRUST_PROXY (D12): hops or proxy addresses whose forwarding headers are believed; `true` is one hop. */
+  trustProxy: TrustProxy | boolean;
   router?: AnyRouter;
   /** Where background actions (allocate, commit) enqueue their jobs: pg-boss in main.ts, in memory in tests. */
   jobs?: JobSender;
@@ -56,12 +60,13 @@ export function createApp(deps: AppDeps) {
   const app = express();
   app.disable('x-powered-by');
   app.disable('etag');
-  app.set('trust proxy', deps.trustProxy);
+  // The client address (`req.ip`, the anonymous limits) by the same rule as the forwarded host.
+  app.set('trust proxy', trustFunction(deps.trustProxy));
   app.set('query parser', 'simple');
 
   // A database outage: 503 with Retry-After, one warning when it starts and one when it ends.
   const availability = new DatabaseAvailability(log, () => db.selectNoFrom((eb) => eb.lit(1).as('one')).execute());
-  const metrics = deps.metrics ?? createMetrics({ db, router, registrySize: async () => (await registry.list()).length });
+  const metrics = deps.metrics ?? createMetrics({ db, router, log, registrySize: async () => (await registry.list()).length });
   availability.onChange((down) => metrics.setDatabaseUp(!down));
   if (deps.outboxSource) metrics.setOutboxSource(deps.outboxSource);
 
@@ -103,8 +108,10 @@ export function createApp(deps: AppDeps) {
   app.get('/validation_errors/:code', validationRulePage);
 
   app.use(authenticate(db));
-  app.use(rateLimit(deps.rateLimiter));
+  const routes = routeTable(router);
+  app.use(rateLimit(deps.rateLimiter, routes));
   app.use(rejectInvalidToken);
+  app.use(methodNotAllowed(routes));
   app.use(cacheControl);
   app.use(readBody(undefined, rawBodyRoutes(router)));
 

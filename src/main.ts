@@ -1,3 +1,5 @@
+// First: a wrong setting stops the start with one sentence before any module reads it (platform/config.ts).
+import './platform/config-check.js';
 import type { Server } from 'node:http';
 import net from 'node:net';
 import { createApp } from './app.js';
@@ -47,6 +49,7 @@ async function main() {
   const role = roleFromArgs(process.argv.slice(2));
   const config = loadConfig();
   if (!config.redisUrl) log.warn('REDIS_URL not set: rate limits are kept in this process only');
+  if (!config.secretsKey) log.warn('SECRETS_KEY not set: webhook signing secrets are stored unencrypted (docs/operations.md)');
   let server: Server | undefined;
   const stops: (() => Promise<void>)[] = [];
   // Handlers first: a SIGTERM during start-up still closes what was opened.

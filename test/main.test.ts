@@ -118,6 +118,25 @@ describe('npm start', () => {
     expect(await proc.exited).toBe(2);
     expect(proc.output()).toContain('unknown role');
   });
+
+  // Issue 22.13: every setting is read by one schema at start; a wrong one is one sentence naming it.
+  it.each([
+    ['PORT', 'eighty', 'PORT must be a whole number from 0 to 65535 (got "eighty").'],
+    ['TRUST_PROXY', 'everyone', 'TRUST_PROXY must be off, on (one proxy), a number of proxies, or proxy addresses/CIDRs'],
+    ['PG_POOL_SIZE', 'many', 'PG_POOL_SIZE must be a whole number from 1 to 1000 (got "many").'],
+  ])('stops with exit 2 and one sentence when %s is wrong', async (name, value, sentence) => {
+    const proc = start([], 1, { [name]: value });
+    // A start that does not stop (the wrong value taken for something) is ended after 20 s.
+    const timer = setTimeout(() => proc.child.kill('SIGKILL'), 20_000);
+    try {
+      expect(await proc.exited).toBe(2);
+    } finally {
+      clearTimeout(timer);
+    }
+    const lines = proc.output().trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain(sentence);
+  }, 30_000);
 });
 
 describe('npm start when the embedded database cannot start', () => {

@@ -7298,7 +7298,7 @@ export interface operations {
                     transition: "complete" | "approve" | "unapprove" | "publish" | "cancel" | "relaunch" | "unpublish";
                     /** @description default false; cancel and relaunch e-mail the confirmed families */
                     notify?: boolean | null;
-                    /** @description default true; accepted for the shape of the application transition; with false, notify must be false too */
+                    /** @description true or left out: an offer transition holds nothing back, so false is refused (422) */
                     commit?: boolean | null;
                 };
             };
@@ -10160,6 +10160,11 @@ export interface operations {
                     /** @default true */
                     commit?: boolean | null;
                     allAlternateDates?: boolean | null;
+                    /**
+                     * @description fee in cents this participant pays (admins); default the offer's fee; null on PATCH: the offer's fee again
+                     * @example 4500
+                     */
+                    fee?: number | null;
                 };
             };
         };
@@ -10228,6 +10233,25 @@ export interface operations {
                      *       "title": "Forbidden",
                      *       "status": 403,
                      *       "detail": "This token is read-only and may not change anything."
+                     *     }
+                     */
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Conflicts with the record's state */
+            409: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "type": "/errors/409",
+                     *       "title": "Conflict",
+                     *       "status": 409,
+                     *       "detail": "The offer 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f has 3 applications and cannot be deleted."
                      *     }
                      */
                     "application/problem+json": components["schemas"]["Problem"];
@@ -10828,6 +10852,11 @@ export interface operations {
         requestBody: {
             content: {
                 "application/merge-patch+json": {
+                    /**
+                     * @description fee in cents this participant pays (admins); default the offer's fee; null on PATCH: the offer's fee again
+                     * @example 4500
+                     */
+                    fee?: number | null;
                     payable?: boolean | null;
                     allAlternateDates?: boolean | null;
                     /** @example 1 */
@@ -10837,6 +10866,11 @@ export interface operations {
                     } | null;
                 };
                 "application/json": {
+                    /**
+                     * @description fee in cents this participant pays (admins); default the offer's fee; null on PATCH: the offer's fee again
+                     * @example 4500
+                     */
+                    fee?: number | null;
                     payable?: boolean | null;
                     allAlternateDates?: boolean | null;
                     /** @example 1 */

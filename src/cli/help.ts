@@ -115,11 +115,17 @@ per record (uuids only), then <slug>\\t<done|dry-run>\\tparticipants=<n>\\taccou
     name: 'mail retry', synopsis: 'mail retry <slug> <mail-uuid>|--all-failed',
     text: 'makes given-up mails due again with a fresh set of attempts; prints <slug>\\tretried=<n>',
   },
+  {
+    name: 'secrets rotate', synopsis: 'secrets rotate',
+    text: `seals every stored secret (webhook signing secrets) again with the current SECRETS_KEY, opening each
+with SECRETS_KEY or a key in SECRETS_KEY_PREVIOUS; prints <slug>\\tresealed=<n> per tenant; afterwards
+SECRETS_KEY_PREVIOUS can be removed (docs/operations.md)`,
+  },
 ];
 
 const PREFIX = 'usage: npm run --silent cli -- ';
 const ENVIRONMENT = `environment: DATABASE_URL (unset: the embedded PostgreSQL in .data/pg; a running one, e.g. of npm start,
-  is used), EMBEDDED_PG_PORT, TENANTS_DIR, DEMO, LOG_LEVEL`;
+  is used), EMBEDDED_PG_PORT, TENANTS_DIR, DEMO, LOG_LEVEL, SECRETS_KEY, SECRETS_KEY_PREVIOUS`;
 
 const indent = (text: string, by: string) => text.split('\n').map((l) => by + l).join('\n');
 

@@ -1,3 +1,5 @@
+// First: a wrong setting stops the command with one sentence before any module reads it (platform/config.ts).
+import '../platform/config-check.js';
 import { demoCommand } from './demo.js';
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, oneLine, UsageError } from './errors.js';
 import { helpFor, USAGE } from './help.js';
@@ -5,6 +7,7 @@ import { mailCommand } from './mail.js';
 import { migrateCommand } from './migrate.js';
 import { setUpStreams } from './output.js';
 import { retentionCommand } from './retention.js';
+import { secretsCommand } from './secrets.js';
 import { tenantCommand } from './tenant.js';
 import { tokenCommand } from './token.js';
 
@@ -41,6 +44,9 @@ export async function run(argv: string[]): Promise<number> {
         break;
       case 'mail':
         await mailCommand(args);
+        break;
+      case 'secrets':
+        await secretsCommand(args);
         break;
       default:
         process.stderr.write(`error: unknown command "${command}"\n\n${USAGE}\n`);

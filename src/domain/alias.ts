@@ -36,6 +36,14 @@ function candidate(base: string, n: number): string {
   return `${trimTo(base, ALIAS_MAX_LENGTH - suffix.length)}${suffix}`;
 }
 
+/**
+ * What every candidate of `base` starts with: a candidate cuts `base` to make room for its suffix, so a long
+ * base's `-2` does not start with the whole base (issue 22: a look-up by `base-%` missed the taken ones).
+ */
+export function aliasCandidatePrefix(base: string): string {
+  return base.slice(0, ALIAS_MAX_LENGTH - 20);
+}
+
 /** `base`, or `base-2`, `base-3`, ... : the first that is not taken (D10), kept within 80 characters. */
 export function uniqueAlias(base: string, taken: (candidate: string) => boolean): string {
   for (let n = 1; ; n++) {

@@ -49,7 +49,6 @@ export function answerFileType(declared: string | null, detected: string | null,
  */
 export function answerFileName(sent: string | null | undefined, type: AnswerFileType): string {
   const base = (sent ?? '').split(/[\\/]/).pop() ?? '';
-  // eslint-disable-next-line no-control-regex
   const clean = base.replace(/[\u0000-\u001f\u007f"]/g, '').trim().slice(0, 200);
   return clean && clean !== '.' && clean !== '..' ? clean : `upload.${EXTENSION[type]}`;
 }

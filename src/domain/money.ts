@@ -29,6 +29,11 @@ export interface ChargeInput {
   charged: number;
   /** Its offer is cancelled (D5): unpaid charges are cancelled until a relaunch. Absent: false. */
   offerCancelled?: boolean;
+  /**
+   * In `participated`/`noshow`: whether it held a charge when it moved on (recorded by the reconciler); null or
+   * absent: not recorded yet, so whether it is charged now (`keptCharge`).
+   */
+  chargeKept?: boolean | null;
 }
 
 /** States that keep an existing charge (D10: leaving `confirmed` for them does not cancel it). */
@@ -51,8 +56,19 @@ export function chargeTarget(a: ChargeInput | null): number {
   const fee = Math.max(0, a.fee ?? 0);
   if (a.paid) return fee;
   if (isPayable(a)) return fee;
-  if (KEEPS_CHARGE.includes(a.status) && !a.payableSwitchedOff && !a.offerCancelled) return Math.max(0, a.charged);
+  // Issue 22: the kept charge is remembered, so a relaunch brings back what a cancel cancelled (D5), and it
+  // follows the application's fee (issue 22: the ledger follows a changed fee).
+  if (keptCharge(a) && !a.payableSwitchedOff && !a.offerCancelled) return fee;
   return 0;
+}
+
+/**
+ * Whether a `participated`/`noshow` application keeps a charge (D10): it held one when it moved on. The first
+ * reconcile in that state records it (`chargeKept`), later ones read the record; null in any other state.
+ */
+export function keptCharge(a: Pick<ChargeInput, 'status' | 'charged' | 'chargeKept'>): boolean | null {
+  if (!KEEPS_CHARGE.includes(a.status)) return null;
+  return a.chargeKept ?? a.charged > 0;
 }
 
 export type ChargeGroup = { ledger: string; amount: number };

@@ -43,6 +43,26 @@ export function offerEnd(offer: RetentionOffer): Date | null {
   return new Date(Math.max(...offer.holidays.map((h) => h.end!.getTime())));
 }
 
+/**
+ * D2, issue 22: when retention starts for an application, `retentionWeeks` before pseudonymisation: when its
+ * edition's holidays end (the latest end of its `holiday` tasks; a holiday task without an end: not ended; no
+ * holiday task: the end of the edition's last offer date), and never before its own offer ended (an offer held
+ * after the holidays keeps its participants until it took place). Null: not ended. `ownEnd` is the offer's
+ * `offerEnd`; `editionOfferEnds` the ends of every offer of the edition (null for offers without dates).
+ */
+export function retentionStart(input: { holidays: readonly HolidayTask[]; editionOfferEnds: readonly (Date | null)[]; ownEnd: Date | null }): Date | null {
+  let holidaysEnd: number;
+  if (input.holidays.length > 0) {
+    if (input.holidays.some((h) => h.end === null)) return null;
+    holidaysEnd = Math.max(...input.holidays.map((h) => h.end!.getTime()));
+  } else {
+    const ends = input.editionOfferEnds.filter((e): e is Date => e !== null).map((e) => e.getTime());
+    if (ends.length === 0) return null;
+    holidaysEnd = Math.max(...ends);
+  }
+  return new Date(Math.max(holidaysEnd, input.ownEnd?.getTime() ?? -Infinity));
+}
+
 /** Whether an offer that ended at `end` (null: not ended) ended more than the retention period ago. */
 export function endedBefore(end: Date | null, cutoff: Date): boolean {
   return end !== null && end.getTime() < cutoff.getTime();

@@ -3,7 +3,7 @@ import fc from 'fast-check';
 import { ATTENDANCE_STATES } from '../../src/domain/attendance-states.js';
 import {
   chargeHome, chargePostings, chargeTarget, formatEuro, formatReceiptNumber, isOpenPayment, ledgerBalance, resolveReceiptPrefix,
-  selectReversal, splitPayment,
+  keptCharge, selectReversal, splitPayment,
 } from '../../src/domain/money.js';
 
 // The pure money rules (D8, D10 "Money").
@@ -163,5 +163,18 @@ describe('chargeTarget agrees with the state machine\'s cancelsCharge', () => {
         expect(after === 0, `${name} paid=${paid}`).toBe(cancelsCharge('confirmed', def.to, paid));
       }
     }
+  });
+});
+
+describe('kept charges of participated and noshow (issue 22.8)', () => {
+  const base = { heldBack: false, fee: 500, payableSwitchedOff: false, paid: false };
+  it('are recorded when the application moves on, survive a cancel and follow the fee', () => {
+    expect(keptCharge({ status: 'participated', charged: 500, chargeKept: null })).toBe(true);
+    expect(keptCharge({ status: 'noshow', charged: 0, chargeKept: null })).toBe(false);
+    expect(keptCharge({ status: 'participated', charged: 0, chargeKept: true })).toBe(true);
+    expect(keptCharge({ status: 'confirmed', charged: 500, chargeKept: true })).toBeNull();
+    expect(chargeTarget({ ...base, status: 'participated', charged: 0, chargeKept: true, offerCancelled: true })).toBe(0);
+    expect(chargeTarget({ ...base, status: 'participated', charged: 0, chargeKept: true })).toBe(500);
+    expect(chargeTarget({ ...base, status: 'noshow', charged: 500, chargeKept: false })).toBe(0);
   });
 });

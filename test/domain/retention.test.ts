@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
-  accountDue, ageAtOffer, endedBefore, offerEnd, offerFirstDay, participantDue, pseudonymFor, retentionCutoff, WEEK_MS,
+  accountDue, ageAtOffer, endedBefore, offerEnd, offerFirstDay, participantDue, pseudonymFor, retentionCutoff, retentionStart, WEEK_MS,
 } from '../../src/domain/retention.js';
 
 const at = (iso: string) => new Date(iso);
@@ -131,5 +131,21 @@ describe('offerFirstDay / ageAtOffer', () => {
     expect(ageAtOffer('2016-02-29', at('2027-03-01T10:00:00+01:00'))).toBe(11);
     expect(ageAtOffer(null, at('2027-07-10T09:00:00+02:00'))).toBeNull();
     expect(ageAtOffer('2017-07-10', null)).toBeNull();
+  });
+});
+
+describe('retentionStart (D2, issue 22.9)', () => {
+  const d = (iso: string) => new Date(iso);
+  it('is the end of the edition\'s holidays, or the offer\'s own end when it lies after them', () => {
+    const holidays = [{ begin: d('2027-07-01T00:00:00Z'), end: d('2027-08-15T00:00:00Z') }, { begin: null, end: d('2027-08-31T00:00:00Z') }];
+    expect(retentionStart({ holidays, editionOfferEnds: [], ownEnd: d('2027-07-10T00:00:00Z') })).toEqual(d('2027-08-31T00:00:00Z'));
+    expect(retentionStart({ holidays, editionOfferEnds: [], ownEnd: d('2027-10-20T00:00:00Z') })).toEqual(d('2027-10-20T00:00:00Z'));
+    expect(retentionStart({ holidays, editionOfferEnds: [], ownEnd: null })).toEqual(d('2027-08-31T00:00:00Z'));
+  });
+  it('without a holiday task: the edition\'s last offer date; a holiday without an end, or no date at all: not ended', () => {
+    const ends = [d('2027-07-10T00:00:00Z'), null, d('2027-08-20T00:00:00Z')];
+    expect(retentionStart({ holidays: [], editionOfferEnds: ends, ownEnd: d('2027-07-10T00:00:00Z') })).toEqual(d('2027-08-20T00:00:00Z'));
+    expect(retentionStart({ holidays: [], editionOfferEnds: [null], ownEnd: null })).toBeNull();
+    expect(retentionStart({ holidays: [{ begin: null, end: null }], editionOfferEnds: ends, ownEnd: d('2027-07-10T00:00:00Z') })).toBeNull();
   });
 });

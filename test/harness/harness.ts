@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, inject } from 'vitest';
 import type { AnyRouter } from '@trpc/server';
 import { createApp } from '../../src/app.js';
+import type { TrustProxy } from '../../src/platform/config.js';
 import { insertToken, type TokenAccess, type TokenRole } from '../../src/platform/auth/tokens.js';
 import { systemViewer } from '../../src/platform/auth/viewer.js';
 import type { ServiceContext } from '../../src/platform/context.js';
@@ -87,7 +88,8 @@ export type HarnessOptions = {
   /** Named statements for `prepared()` queries (default PG_PREPARED_STATEMENTS, on). */
   preparedStatements?: boolean;
   rateLimiter?: RateLimiter;
-  trustProxy?: boolean;
+  /** TRUST_PROXY: `true` is one hop (D12). */
+  trustProxy?: TrustProxy | boolean;
   /** A router other than the app's (test-only procedures); default the app's own. */
   router?: AnyRouter;
   /** Builds the app's tenant registry; default one that reloads on every request (refresh 0). */

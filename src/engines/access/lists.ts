@@ -56,14 +56,16 @@ export async function loadOfferInfo(ctx: ServiceContext, db: Executor, offerUuid
 /**
  * Spec 4.3: the caller may read the offer's participant list. Unknown (or invisible) offer: 404; an offer
  * without an edition: 403 for everyone; admins and the system: yes; organisers: own offer, released lists,
- * within the retention period, else 403; anyone else: 403.
+ * within the retention period, else 403; anyone else: 403. `list`: the list itself is asked for (spec 4.3
+ * "Otherwise the answer is 403"), so an organiser gets 403 also for another organiser's offer it cannot see;
+ * a single application of such an offer stays 404.
  */
 export async function assertListReadable(
-  ctx: ServiceContext, db: Executor, offerUuid: string, missing: () => Error = () => offerNotFound(offerUuid),
+  ctx: ServiceContext, db: Executor, offerUuid: string, missing: () => Error = () => offerNotFound(offerUuid), opts: { list?: boolean } = {},
 ): Promise<OfferInfo> {
   const viewer = ctx.viewer;
   const info = await loadOfferInfo(ctx, db, offerUuid);
-  if (!info || !info.visible) throw missing();
+  if (!info || (!info.visible && !(opts.list && viewer.kind === 'organiser'))) throw missing();
   if (!info.editionUuid) throw forbidden(`The offer ${offerUuid} belongs to no edition; it has no participant list.`);
   switch (viewer.kind) {
     case 'admin':

@@ -1,5 +1,5 @@
 import type { AttendanceState } from '../../domain/attendance-states.js';
-import { CHARGE_TYPES, chargeHome, chargePostings, chargeTarget } from '../../domain/money.js';
+import { CHARGE_TYPES, chargeHome, chargePostings, chargeTarget, keptCharge } from '../../domain/money.js';
 import type { Selectable } from 'kysely';
 import { anyOf, inSchema, sql, tablesOf, type Executor, type TenantDB } from '../../platform/db/sql.js';
 import { ensureLedgers, ledgerKey, postBookings, type NewBooking } from './store.js';
@@ -33,6 +33,7 @@ type Row = {
   payableSwitchedOff: A['payable_switched_off'] | null;
   paid: A['paid'] | null;
   offerCancelled: boolean | null;
+  chargeKept: A['charge_kept'] | null;
   offerName: Selectable<TenantDB['offers']>['name'] | null;
   /** Who owes it now (D8: the participant's account, else the participant) and the offer's edition. */
   account: Selectable<TenantDB['participants']>['account_uuid'];
@@ -60,7 +61,7 @@ export async function syncCharges(db: Executor, schema: string, attendanceUuids:
   const state = await sql<Row>`
     select x.id, a.uuid is not null as exists, a.status, a.held_back as "heldBack", a.fee,
       a.payable_switched_off as "payableSwitchedOff", a.paid, o.name as "offerName",
-      'cancelled' = any(o.places) as "offerCancelled",
+      o.called_off as "offerCancelled", a.charge_kept as "chargeKept",
       p.account_uuid as account, a.participant_uuid as participant, o.edition_uuid as edition
     from unnest(${ids}::uuid[]) as x(id)
     left join ${t('attendances')} a on a.uuid = x.id
@@ -82,13 +83,17 @@ export async function syncCharges(db: Executor, schema: string, attendanceUuids:
 
   const byAttendance = new Map<string, Group[]>();
   for (const g of groups) byAttendance.set(g.attendance, [...(byAttendance.get(g.attendance) ?? []), g]);
+  const kept: { id: string; kept: boolean | null }[] = [];
   const plans = state.rows.map((r) => {
     const mine = byAttendance.get(r.id) ?? [];
     const charged = mine.reduce((s, g) => s + g.amount, 0);
+    // participated/noshow: whether it keeps a charge is recorded when it first gets here (issue 22, D5).
+    const chargeKept = r.exists ? keptCharge({ status: r.status!, charged, chargeKept: r.chargeKept }) : null;
+    if (r.exists && chargeKept !== r.chargeKept) kept.push({ id: r.id, kept: chargeKept });
     const target = r.exists
       ? chargeTarget({
           status: r.status!, heldBack: !!r.heldBack, fee: r.fee, payableSwitchedOff: !!r.payableSwitchedOff, paid: !!r.paid, charged,
-          offerCancelled: !!r.offerCancelled,
+          offerCancelled: !!r.offerCancelled, chargeKept,
         })
       : 0;
     // Where the charge belongs: a paid application's stays where its payments are; an unpaid one's follows
@@ -112,4 +117,8 @@ export async function syncCharges(db: Executor, schema: string, attendanceUuids:
     }
   }
   await postBookings(db, schema, out);
+  if (kept.length > 0) {
+    await sql`update ${t('attendances')} a set charge_kept = k.kept
+      from unnest(${kept.map((k) => k.id)}::uuid[], ${kept.map((k) => k.kept)}::boolean[]) as k(id, kept) where a.uuid = k.id`.execute(db);
+  }
 }

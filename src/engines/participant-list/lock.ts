@@ -34,7 +34,7 @@ export async function lockOffers(ctx: ServiceContext, db: Executor, uuids: strin
       .select([
         'o.uuid', 'o.name', 'o.edition_uuid as editionUuid', 'o.max_participants as maxParticipants', 'o.fee',
         'o.application_questions as applicationQuestions', editionProcedureSql(ctx.tenant.schema, 'e').as('procedure'),
-        sql<boolean>`'cancelled' = any(o.places)`.as('cancelled'),
+        'o.called_off as cancelled',
       ])
       .where('o.uuid', '=', uuid)
       .forNoKeyUpdate('o')

@@ -15,15 +15,24 @@ import { loadList, lockOffer, saveOrder, type ListRow, type LockedOffer } from '
 export const REFILL_REASON = 'Von der Warteliste nachgerückt';
 
 /**
- * Whether the edition still has decisions waiting for its commit (D7). Until then a refill's decisions are held
- * back too (spec 2.2 heldBack: no fee due, the family not told), and the commit releases them with the rest.
+ * Whether the edition's decisions wait for a commit (D7): it has a lottery run no commit was asked for since
+ * (`commit_requested_at` null), still being drawn or with decisions held back. Until then a refill's decisions
+ * are held back too (spec 2.2 heldBack: no fee due, the family not told), and the commit releases them with the
+ * rest. Nothing else holds a refill back (issue 22): a `commit: false` decision elsewhere in the edition, or a
+ * first-come edition, leaves the move-ups final, charged and e-mailed, as D10 asks.
  */
 async function editionAwaitsCommit(ctx: ServiceContext, db: Executor, editionUuid: string): Promise<boolean> {
   const tx = inSchema(db, ctx.tenant.schema);
-  const row = await tx.selectNoFrom((eb) => eb.exists(
-    tx.selectFrom('attendances as a').innerJoin('offers as o', 'o.uuid', 'a.offer_uuid').select(sql`1`.as('one'))
-      .where('o.edition_uuid', '=', editionUuid).where((eb) => eb.ref('a.held_back')),
-  ).as('pending')).executeTakeFirst();
+  const row = await tx.selectNoFrom((eb) => eb.and([
+    eb.exists(tx.selectFrom('edition_allocations as r').select(sql`1`.as('one'))
+      .where('r.edition_uuid', '=', editionUuid).where('r.commit_requested_at', 'is', null)),
+    eb.or([
+      eb.exists(tx.selectFrom('edition_allocations as r').select(sql`1`.as('one'))
+        .where('r.edition_uuid', '=', editionUuid).where('r.finished_at', 'is', null)),
+      eb.exists(tx.selectFrom('attendances as a').innerJoin('offers as o', 'o.uuid', 'a.offer_uuid').select(sql`1`.as('one'))
+        .where('o.edition_uuid', '=', editionUuid).where((w) => w.ref('a.held_back'))),
+    ]),
+  ]).as('pending')).executeTakeFirst();
   return !!row?.pending;
 }
 

@@ -30,10 +30,18 @@ export function authenticate(db: Executor) {
   };
 }
 
-/** After rate limiting (an invalid token counts against its IP's anonymous bucket, D10), answer 401. */
+/**
+ * After rate limiting (an invalid token counts against its IP's anonymous bucket, D10), answer 401; so does a
+ * request without a token where one is needed (marked by the rate limiter, issue 22).
+ */
 export function rejectInvalidToken(req: Request, _res: Response, next: NextFunction) {
   if ((req as { invalidToken?: boolean }).invalidToken) {
     return next(unauthorized('The access token is unknown, expired, revoked or belongs to another host.'));
+  }
+  if ((req as { missingToken?: boolean }).missingToken) {
+    return next(unauthorized(tenantOf(req).tenant.settings.publicAccess
+      ? 'This endpoint needs an access token (Authorization: Bearer <token>).'
+      : 'Public access is switched off; send an access token.'));
   }
   next();
 }

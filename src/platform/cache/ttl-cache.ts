@@ -1,3 +1,4 @@
+import { readConfig } from '../config.js';
 // A small per-process cache for anonymous reads that are public anyway (D10: `Cache-Control: public,
 // max-age=60`). Keys always start with the tenant's slug, so nothing of one tenant is served to another;
 // entries live a few seconds and the map is bounded (oldest entries go first).
@@ -37,6 +38,5 @@ export class TtlCache<V> {
 
 /** How long anonymous offer lists are reused (`PUBLIC_CACHE_MS`, default 3000; 0 turns it off). */
 export function publicCacheMs(): number {
-  const v = Number(process.env.PUBLIC_CACHE_MS ?? 3000);
-  return Number.isFinite(v) && v >= 0 ? v : 3000;
+  return readConfig().publicCacheMs;
 }

@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { Pool, PoolClient } from 'pg';
-import { flag } from '../config.js';
+import { readConfig } from '../config.js';
 
 // Connection affinity (issue 10.4, a thousand municipalities). A PostgreSQL backend keeps what it learnt of a
 // tenant's schema: its catalog entries and the plans of its named statements (prepared.ts; ~0.5 MB for the
@@ -41,8 +41,8 @@ type PoolInternals = {
 };
 
 /** `PG_CONNECTION_AFFINITY`: on unless `off`/`0`/`false`/`no`. */
-export function connectionAffinityWanted(env: NodeJS.ProcessEnv = process.env): boolean {
-  return flag(env.PG_CONNECTION_AFFINITY) ?? true;
+export function connectionAffinityWanted(env?: NodeJS.ProcessEnv): boolean {
+  return readConfig(env).pgConnectionAffinity;
 }
 
 /** Runs `fn` (and everything it starts) with `key` (a tenant's schema) as its connection preference. */

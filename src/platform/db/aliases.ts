@@ -1,4 +1,4 @@
-import { slugify, uniqueAlias, isValidAlias } from '../../domain/alias.js';
+import { aliasCandidatePrefix, slugify, uniqueAlias, isValidAlias } from '../../domain/alias.js';
 import { invalid, violation } from '../../domain/errors.js';
 import { sql, tablesOf, type Executor, type TenantDB, type TenantTable } from './sql.js';
 
@@ -18,9 +18,10 @@ export type AliasTable = { [T in TenantTable]: 'alias' extends keyof TenantDB[T]
 export async function deriveAlias(db: Executor, schema: string, table: AliasTable, name: string, exceptUuid?: string): Promise<string> {
   const base = slugify(name);
   await sql`select pg_advisory_xact_lock(hashtextextended(${`alias:${schema}.${table}:${base}`}, 0))`.execute(db);
+  // Every candidate starts with this prefix (slugs hold only a-z, 0-9 and '-': nothing to escape for LIKE).
   const rows = await sql<{ alias: string }>`
     select alias from ${tablesOf(schema)(table)}
-    where (alias = ${base} or alias like ${`${base}-%`}) and uuid is distinct from ${exceptUuid ?? null}::uuid`.execute(db);
+    where alias like ${`${aliasCandidatePrefix(base)}%`} and uuid is distinct from ${exceptUuid ?? null}::uuid`.execute(db);
   const taken = new Set(rows.rows.map((r) => r.alias));
   return uniqueAlias(base, (c) => taken.has(c));
 }

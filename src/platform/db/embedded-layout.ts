@@ -4,6 +4,7 @@ import { cpSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSy
 import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { readConfig } from '../config.js';
 
 // Where the embedded PostgreSQL (embedded.ts) keeps its cluster and which binaries run it; as root, the OS
 // user `postgres` that must be able to reach both.
@@ -83,7 +84,7 @@ export function layoutOf(dataDir: string, binaries?: string): Layout {
   const owner = ensurePostgresUser();
   if (reachableBy(owner, dir) && reachableBy(owner, path.join(native, 'bin'))) return { dir, native, owner };
 
-  const base = process.env.EMBEDDED_PG_HOME || path.join(existsSync('/var/tmp') ? '/var/tmp' : tmpdir(), `holiday-programme-${createHash('sha256').update(dir).digest('hex').slice(0, 12)}`);
+  const base = readConfig().embeddedPgHome ?? path.join(existsSync('/var/tmp') ? '/var/tmp' : tmpdir(), `holiday-programme-${createHash('sha256').update(dir).digest('hex').slice(0, 12)}`);
   try {
     mkdirSync(base, { recursive: true, mode: 0o755 });
   } catch (err) {

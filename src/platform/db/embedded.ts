@@ -1,6 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
+import { readConfig } from '../config.js';
 import { EmbeddedDatabaseError, layoutOf, PASSWORD, USER } from './embedded-layout.js';
 import { canConnect, initialise, runningPostmaster, startPostmaster, stopPostmaster } from './embedded-postmaster.js';
 
@@ -76,7 +77,7 @@ async function attach(dir: string, database: string): Promise<EmbeddedDatabase |
 }
 
 export async function startEmbeddedPostgres(opts: EmbeddedOptions): Promise<EmbeddedDatabase> {
-  const port = opts.port ?? Number(process.env.EMBEDDED_PG_PORT || 54329);
+  const port = opts.port ?? readConfig().embeddedPgPort;
   const database = opts.database ?? 'holiday';
   const onLog = opts.onLog ?? (() => {});
   const layout = layoutOf(opts.dataDir, opts.binaries);

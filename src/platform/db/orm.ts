@@ -1,6 +1,7 @@
 import { MikroORM, type EntityClass, type EntityManager } from '@mikro-orm/postgresql';
 import { Migrator } from '@mikro-orm/migrations';
 import { controlMigrations, tenantMigrations } from '../../../migrations/index.js';
+import { readConfig } from '../config.js';
 import { connectionAffinityWanted, useConnectionAffinity } from './affinity.js';
 import { preparedStatementsWanted, usePreparedStatements, type PreparedSwitch } from './prepared.js';
 import { assertSchemaName, sql, type Executor } from './sql.js';
@@ -9,9 +10,8 @@ export type Orm = MikroORM;
 export type { EntityManager };
 
 /** `PG_POOL_SIZE`: connections of a process's pool (default 10; docs/operations.md). */
-export function poolSize(env: NodeJS.ProcessEnv = process.env): number {
-  const n = Number(env.PG_POOL_SIZE);
-  return Number.isInteger(n) && n > 0 ? n : 10;
+export function poolSize(env?: NodeJS.ProcessEnv): number {
+  return readConfig(env).pgPoolSize;
 }
 
 const preparedSwitches = new WeakMap<Orm, PreparedSwitch>();

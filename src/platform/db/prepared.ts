@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Pool, PoolClient } from 'pg';
-import { flag } from '../config.js';
+import { readConfig } from '../config.js';
 import { onItsConnection } from './affinity.js';
 import { sql, type RawBuilder } from './sql.js';
 
@@ -35,8 +35,8 @@ export function prepared<R>(query: RawBuilder<R>): RawBuilder<R> {
 }
 
 /** `PG_PREPARED_STATEMENTS`: on unless `off`/`0`/`false`/`no`. */
-export function preparedStatementsWanted(env: NodeJS.ProcessEnv = process.env): boolean {
-  return flag(env.PG_PREPARED_STATEMENTS) ?? true;
+export function preparedStatementsWanted(env?: NodeJS.ProcessEnv): boolean {
+  return readConfig(env).pgPreparedStatements;
 }
 
 export type PreparedSwitch = { enabled: boolean };

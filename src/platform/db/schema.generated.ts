@@ -58,6 +58,7 @@ export interface ApiTokens {
 export interface Attendances {
   all_alternate_dates: Generated<boolean>;
   answers: Generated<Json>;
+  charge_kept: boolean | null;
   confirmed_at: TimestampText | null;
   consent_outstanding: Generated<boolean>;
   created_at: Generated<TimestampText>;
@@ -264,6 +265,7 @@ export interface Offers {
   application_questions: Generated<Json>;
   apply_text: string | null;
   bring: string | null;
+  called_off: Generated<boolean>;
   comment: string | null;
   contact: string | null;
   created_at: Generated<TimestampText>;
@@ -404,8 +406,7 @@ export interface Webhooks {
   lease_until: TimestampText | null;
   modified_at: Generated<TimestampText>;
   next_attempt_at: Generated<TimestampText>;
-  previous_secret: string | null;
-  previous_secret_until: TimestampText | null;
+  previous_secrets: Generated<Json>;
   secret: string;
   url: string;
   uuid: string;

@@ -73,7 +73,7 @@ export class DatabaseAvailability {
   }
 
   private schedule(): void {
-    this.probing = setTimeout(async () => {
+    this.probing = setTimeout(() => void (async () => {
       this.probing = null;
       try {
         await this.probe();
@@ -81,7 +81,7 @@ export class DatabaseAvailability {
       } catch {
         if (this.downSince !== null) this.schedule();
       }
-    }, this.probeEveryMs);
+    })(), this.probeEveryMs);
     this.probing.unref();
   }
 

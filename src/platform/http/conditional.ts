@@ -1,6 +1,9 @@
 import { createHash } from 'node:crypto';
 import type { Request, Response } from 'express';
 import type { AnyRouter } from '@trpc/server';
+import { TRPCError } from '@trpc/server';
+import { z } from 'zod';
+import { DomainError } from '../../domain/errors.js';
 import { Problem } from './problem.js';
 import type { TrpcContext } from './trpc.js';
 
@@ -120,11 +123,25 @@ export async function checkIfMatch(
     const caller = router.createCaller(buildContext()) as Record<string, unknown>;
     const fn = route.procedure.split('.').reduce<unknown>((acc, k) => (acc as Record<string, unknown>)[k], caller) as (i: unknown) => Promise<unknown>;
     current = await fn(input);
-  } catch {
-    return; // the write gives its own answer (404, 403)
+  } catch (err) {
+    // A record the caller cannot read (404, 403, 401) leaves the write to its own answer. Anything else (a
+    // timeout, the database gone) fails the request: the condition was asked for and could not be checked, so
+    // the write must not go ahead unconditionally (issue 22).
+    if (unreadable(err)) return;
+    throw err;
   }
   const etag = etagOf(JSON.stringify(current));
   if (!tagMatches(tags, etag)) {
     throw new Problem(412, `The record was changed since you read it (If-Match does not match its current ETag ${etag}); read it again and retry.`, undefined, { ETag: etag });
   }
+}
+
+/** Whether reading the current representation failed because there is none for this caller (not found, not permitted). */
+function unreadable(err: unknown): boolean {
+  const cause = err instanceof TRPCError && err.cause ? err.cause : err;
+  if (cause instanceof DomainError) return cause.code === 'not_found' || cause.code === 'not_permitted';
+  if (cause instanceof Problem) return cause.status === 401 || cause.status === 403 || cause.status === 404;
+  // A malformed identifier in the path is a 404 (D10), found by the input's own check.
+  if (cause instanceof z.ZodError) return err instanceof TRPCError && err.code === 'BAD_REQUEST';
+  return err instanceof TRPCError && ['NOT_FOUND', 'FORBIDDEN', 'UNAUTHORIZED'].includes(err.code);
 }

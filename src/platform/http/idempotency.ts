@@ -90,8 +90,31 @@ export async function idempotency(
   }
 }
 
-/** Stores the answer of the request that claimed the key when it is sent; a 5xx releases the key. */
-function record(res: Response, o: { db: TenantExecutor; tokenId: string; key: string; log: Logger }): void {
+type Claim = { db: TenantExecutor; tokenId: string; key: string; log: Logger };
+
+/**
+ * Releases a claimed key that holds no answer, so a retry does the work; tried again for a few seconds when the
+ * database does not answer at once (issue 22: a key left "in progress" would answer every retry 409 for 24 h).
+ */
+async function release(o: Claim, why: string): Promise<void> {
+  let last: unknown;
+  for (const wait of [0, 250, 1000, 5000]) {
+    if (wait) await sleep(wait);
+    try {
+      await o.db.deleteFrom('idempotency_keys').where('token_uuid', '=', o.tokenId).where('key', '=', o.key).where('status', 'is', null).execute();
+      return;
+    } catch (err) {
+      last = err;
+    }
+  }
+  o.log.error({ err: last }, `idempotency: could not release the key ${why}; retries get 409 until it expires`);
+}
+
+/**
+ * Stores the answer of the request that claimed the key when it is sent; a 5xx releases the key, and so does a
+ * failed store (issue 22): the key is finished or released whatever happens.
+ */
+function record(res: Response, o: Claim): void {
   const end = res.end.bind(res) as (...args: unknown[]) => Response;
   let done = false;
   (res as { end: unknown }).end = (...args: unknown[]) => {
@@ -105,11 +128,15 @@ function record(res: Response, o: { db: TenantExecutor; tokenId: string; key: st
         const v = res.getHeader(h);
         if (v !== undefined) headers[h] = String(v);
       }
-      const write = status >= 500
-        ? o.db.deleteFrom('idempotency_keys').where('token_uuid', '=', o.tokenId).where('key', '=', o.key)
-        : o.db.updateTable('idempotency_keys').set({ status, headers: JSON.stringify(headers), body, completed_at: sql`now()` })
-          .where('token_uuid', '=', o.tokenId).where('key', '=', o.key);
-      write.execute().catch((err: unknown) => o.log.error({ err }, 'idempotency: could not record the answer'));
+      if (status >= 500) void release(o, 'after a server error');
+      else {
+        o.db.updateTable('idempotency_keys').set({ status, headers: JSON.stringify(headers), body, completed_at: sql`now()` })
+          .where('token_uuid', '=', o.tokenId).where('key', '=', o.key).execute()
+          .catch((err: unknown) => {
+            o.log.error({ err }, 'idempotency: could not record the answer; releasing the key');
+            return release(o, 'after a failed record');
+          });
+      }
     }
     return end(...args);
   };
@@ -117,7 +144,6 @@ function record(res: Response, o: { db: TenantExecutor; tokenId: string; key: st
   res.on('close', () => {
     if (done) return;
     done = true;
-    o.db.deleteFrom('idempotency_keys').where('token_uuid', '=', o.tokenId).where('key', '=', o.key).where('status', 'is', null)
-      .execute().catch((err: unknown) => o.log.error({ err }, 'idempotency: could not release the key'));
+    void release(o, 'of a request closed without an answer');
   });
 }

@@ -3,6 +3,7 @@ import { createOpenApiExpressMiddleware } from 'trpc-to-openapi';
 import type { AnyRouter } from '@trpc/server';
 import type { Logger } from '../logging/logger.js';
 import type { DatabaseAvailability } from './availability.js';
+import { bodyFieldRules } from './body-fields.js';
 import { problemFromError } from './errors.js';
 import { resolveFinalJson } from './final-json.js';
 import { resolveRawFile } from './raw.js';
@@ -20,8 +21,13 @@ type HpRequest = Request & { hp?: { buildContext: () => TrpcContext; problem?: {
  * so `"false"` would become true and `"5"` a number. Bodies must keep JSON's types (422 otherwise) and
  * query values are read as strings by our own fields, so the flag is pinned off once, at start.
  */
+type ZodDef = {
+  type?: string; shape?: Record<string, unknown>; element?: unknown; in?: unknown; out?: unknown; options?: unknown[];
+  left?: unknown; right?: unknown; valueType?: unknown; items?: unknown[]; innerType?: unknown;
+};
+
 function pinCoercionOff(schema: unknown, seen = new Set<unknown>()): void {
-  const def = (schema as { _zod?: { def?: Record<string, any> } })?._zod?.def;
+  const def = (schema as { _zod?: { def?: ZodDef } })?._zod?.def;
   if (!def || seen.has(def)) return;
   seen.add(def);
   switch (def.type) {
@@ -48,6 +54,8 @@ export function openApiHandler(router: AnyRouter, log: Logger, availability?: Da
   for (const proc of Object.values(router._def.procedures as Record<string, { _def: { inputs?: unknown[] } }>)) {
     for (const input of proc._def.inputs ?? []) pinCoercionOff(input);
   }
+  // D12: every body operation refuses the fields its resource does not have (body-fields.ts, trpc.ts).
+  const bodyFields = bodyFieldRules(router);
   const statusByPath = new Map<string, number>();
   for (const [path, proc] of Object.entries(router._def.procedures as Record<string, { _def: { meta?: Meta } }>)) {
     const s = proc._def.meta?.successStatus;
@@ -56,7 +64,7 @@ export function openApiHandler(router: AnyRouter, log: Logger, availability?: Da
 
   const handler = createOpenApiExpressMiddleware({
     router,
-    createContext: ({ req }: { req: HpRequest }) => req.hp!.buildContext(),
+    createContext: ({ req }: { req: HpRequest }): TrpcContext => ({ ...req.hp!.buildContext(), bodyFields }),
     responseMeta: ({ paths, errors }: { paths?: string[]; errors: unknown[] }) => {
       if (errors.length > 0) return {};
       const status = paths?.[0] ? statusByPath.get(paths[0]) : undefined;

@@ -3,6 +3,7 @@ import type { Meta } from './trpc.js';
 // What the generated schemas do not say, added by openapi-document.ts: query parameter types and defaults
 // from the field helpers' descriptions, money in cents, examples by property name, each operation's access.
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the OpenAPI document is walked and patched as free-form JSON
 type Json = Record<string, any>;
 
 const PARAM_DEFAULTS: Record<string, unknown> = { page: 1, itemsPerPage: 30, order: 'asc' };

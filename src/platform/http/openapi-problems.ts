@@ -2,6 +2,7 @@
 // status (with the title the service really sends, issue 24), and the response headers (spec 7, D10).
 import { problemTitle } from './problem.js';
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the OpenAPI document is walked and patched as free-form JSON
 type Json = Record<string, any>;
 
 export const PROBLEM_SCHEMA = {

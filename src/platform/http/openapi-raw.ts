@@ -4,6 +4,7 @@ import type { Meta } from './trpc.js';
 // binary request body in each accepted type, with the two ways to name it; one whose answer is a file
 // (`rawResponse`) documents the binary answer and its Content-Disposition. trpc-to-openapi knows only JSON.
 
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the OpenAPI document is walked and patched as free-form JSON
 type Json = Record<string, any>;
 
 const binary = (types: readonly string[]) => Object.fromEntries(types.map((t) => [t, { schema: { type: 'string', format: 'binary' } }]));

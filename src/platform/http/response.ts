@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { flag } from '../config.js';
+import { readConfig } from '../config.js';
 import { parsedFinalJson } from './final-json.js';
 
 // Spec 1.6: null fields are omitted; lists that apply are always present; the nested lists of plain
@@ -35,8 +35,9 @@ export const timestampOut = () => z.string().meta({ format: 'date-time', example
  * Whether responses marked `finalResponse` are checked against their schema at run time (`OUTPUT_CHECKS` on/off;
  * default: on, except with NODE_ENV=production). Tests and development always check.
  */
-export function outputChecks(env: NodeJS.ProcessEnv = process.env): boolean {
-  return flag(env.OUTPUT_CHECKS) ?? env.NODE_ENV !== 'production';
+export function outputChecks(env?: NodeJS.ProcessEnv): boolean {
+  const config = readConfig(env);
+  return config.outputChecks ?? config.nodeEnv !== 'production';
 }
 
 /**

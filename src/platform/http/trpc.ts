@@ -2,6 +2,7 @@ import { initTRPC } from '@trpc/server';
 import type { OpenApiMeta } from 'trpc-to-openapi';
 import type { ServiceContext } from '../context.js';
 import { forbidden } from '../../domain/errors.js';
+import { refuseUnknownFields, type BodyFieldRules } from './body-fields.js';
 import { unauthorized } from './problem.js';
 import type { RawBodySpec, RawResponseSpec, RawUpload } from './raw.js';
 
@@ -30,6 +31,8 @@ export type TrpcContext = ServiceContext & {
   requestId: string;
   /** The file a procedure with `rawBody` was sent (raw.ts); absent elsewhere. */
   upload?: RawUpload;
+  /** What each body operation's body may hold (body-fields.ts), given by the HTTP adapter. */
+  bodyFields?: BodyFieldRules;
 };
 
 const t = initTRPC.context<TrpcContext>().meta<Meta>().create();
@@ -68,6 +71,12 @@ const enforceAccess = t.middleware(({ ctx, meta, next }) => {
   return next();
 });
 
+/** D12: after the access check, a body field the resource does not have is 422 (body-fields.ts). */
+const knownBodyFields = t.middleware(async ({ ctx, path, getRawInput, next }) => {
+  await refuseUnknownFields(ctx.bodyFields, path, getRawInput);
+  return next();
+});
+
 export const router = t.router;
-export const procedure = t.procedure.use(enforceAccess);
+export const procedure = t.procedure.use(enforceAccess).use(knownBodyFields);
 export const createCallerFactory = t.createCallerFactory;

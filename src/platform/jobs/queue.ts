@@ -7,6 +7,7 @@ import type { Logger } from '../logging/logger.js';
 import { isDatabaseUnavailable } from '../http/availability.js';
 import { loadTenants } from '../tenancy/registry.js';
 import { QUEUES, type JobSender, type QueueName, type SendJobOptions, type TenantJobData } from './names.js';
+import { readConfig } from '../config.js';
 
 // D9: background work runs on pg-boss, one instance (schema `pgboss`) for all tenants, the tenant's slug in
 // each job's data. This module is what both process roles share: the queue names and options, the sender
@@ -22,7 +23,7 @@ export { QUEUES, type JobSender, type QueueName, type SendJobOptions, type Tenan
  * lot) beats while it works, so it never looks dead. Names changed with these options (pg-boss keeps a
  * queue's policy and heartbeat from its creation).
  */
-export const JOB_HEARTBEAT_SECONDS = Math.max(10, Number(process.env.JOB_HEARTBEAT_SECONDS) || 10);
+export const JOB_HEARTBEAT_SECONDS = readConfig().jobHeartbeatSeconds;
 const retried = { retryLimit: 5, retryDelay: 2, retryBackoff: true, retryDelayMax: 300 } as const;
 
 /**

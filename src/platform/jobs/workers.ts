@@ -1,5 +1,5 @@
 import { PgBoss, type JobWithMetadata } from 'pg-boss';
-import type { Config } from '../config.js';
+import { readConfig, type Config } from '../config.js';
 import { executorOf, type Orm } from '../db/orm.js';
 import type { Logger } from '../logging/logger.js';
 import { createMailer, type Mailer } from '../mail/mailer.js';
@@ -41,7 +41,7 @@ export type TenantSweeps = { queue: QueueName; sends: QueueName; due: (db: Execu
  */
 export function mailSendHandler(mailer: Mailer, opts: DispatchOptions = {}): TenantJobHandler {
   // A claimed mail belongs to its worker for this long; a worker that died gives it back when it runs out.
-  const leaseSeconds = Number(process.env.MAIL_LEASE_SECONDS) || 60;
+  const leaseSeconds = readConfig().mailLeaseSeconds;
   return async (ctx) => {
     const result = await dispatchOutbox(executorOf(ctx.em), ctx.tenant, mailer, { log: ctx.log, leaseSeconds, ...opts });
     if (result.sent || result.failed || result.gaveUp) ctx.log.info({ sent: result.sent, failed: result.failed, gaveUp: result.gaveUp }, 'outbox dispatched');
@@ -56,7 +56,7 @@ export function mailSendHandler(mailer: Mailer, opts: DispatchOptions = {}): Ten
  * own, which a transaction pooler does not keep; the workers' 1 s poll keeps mail within seconds anyway.
  */
 function listenNotify(): boolean {
-  return ['1', 'true', 'yes', 'on'].includes((process.env.PG_LISTEN_NOTIFY ?? '').toLowerCase());
+  return readConfig().pgListenNotify;
 }
 
 /**

@@ -1,4 +1,5 @@
 import { pino, stdSerializers, type DestinationStream, type Logger, type LoggerOptions } from 'pino';
+import { readConfig } from '../config.js';
 
 // Children's data: tokens and personal data never reach the log. Request logs carry method, route,
 // status and timing; known sensitive keys are redacted wherever they appear.
@@ -39,7 +40,7 @@ export function serializeError(err: unknown): unknown {
 }
 
 /** `destination`: stdout unless given (tests capture the log in memory). */
-export function createLogger(level = process.env.LOG_LEVEL || 'info', destination?: DestinationStream): Logger {
+export function createLogger(level: string = readConfig().logLevel, destination?: DestinationStream): Logger {
   const options: LoggerOptions = {
     level,
     base: undefined,

@@ -2,6 +2,8 @@ import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom
 import type { AnyRouter } from '@trpc/server';
 import type { Executor } from '../db/sql.js';
 import { sql } from '../db/sql.js';
+import { readConfig } from '../config.js';
+import type { Logger } from '../logging/logger.js';
 
 // `/metrics` in Prometheus text format (prom-client), one registry per app. Labels are bounded: the route
 // template (from the router's own paths, never the raw URL), the method, the status, the queue name; no
@@ -30,11 +32,17 @@ const JOB_STATES = ['created', 'retry', 'active', 'completed', 'cancelled', 'fai
 
 export function createMetrics(opts: {
   db: Executor; router?: AnyRouter; registrySize?: () => Promise<number>; defaultMetrics?: boolean;
+  /** Where a failed read of a gauge is reported (it then shows NaN or nothing, never a made-up 0). */
+  log?: Pick<Logger, 'warn'>;
   /** How long one read of pg-boss's tables serves scrapes (every API pod is scraped): METRICS_JOBS_CACHE_MS, 5 s. */
   jobsCacheMs?: number;
 }): Metrics {
-  const jobsCacheMs = opts.jobsCacheMs ?? Number(process.env.METRICS_JOBS_CACHE_MS ?? 5000);
+  const jobsCacheMs = opts.jobsCacheMs ?? readConfig().metricsJobsCacheMs;
   const registry = new Registry();
+  // Issue 22: a gauge whose read failed (the database down, a timeout) is logged, not silently NaN or empty.
+  const failed = (metric: string) => (err: unknown) => {
+    opts.log?.warn({ err, metric }, `metrics: could not read ${metric}`);
+  };
   if (opts.defaultMetrics !== false) collectDefaultMetrics({ register: registry, prefix: 'hp_' });
 
   const requests = new Counter({ name: 'hp_http_requests_total', help: 'HTTP requests by method, route template and status', labelNames: ['method', 'route', 'status'] as const, registers: [registry] });
@@ -54,7 +62,7 @@ export function createMetrics(opts: {
     help: 'Municipalities in the tenant registry (this process\'s snapshot)',
     registers: [registry],
     async collect() {
-      if (opts.registrySize) this.set(await opts.registrySize().catch(() => NaN));
+      if (opts.registrySize) this.set(await opts.registrySize().catch((err: unknown) => (failed('hp_registry_tenants')(err), NaN)));
     },
   });
 
@@ -81,7 +89,7 @@ export function createMetrics(opts: {
     registers: [registry],
     async collect() {
       this.reset();
-      const { counts } = await readJobs().catch(() => ({ counts: [] as { name: string; state: string; n: number }[] }));
+      const { counts } = await readJobs().catch((err: unknown) => (failed('hp_jobs')(err), { counts: [] as { name: string; state: string; n: number }[] }));
       const queues = new Set(counts.map((c) => c.name));
       for (const q of queues) for (const s of JOB_STATES) this.set({ queue: q, state: s }, 0);
       for (const c of counts) this.set({ queue: c.name, state: c.state }, c.n);
@@ -94,7 +102,7 @@ export function createMetrics(opts: {
     registers: [registry],
     async collect() {
       this.reset();
-      const { ages } = await readJobs().catch(() => ({ ages: [] as { name: string; age: number }[] }));
+      const { ages } = await readJobs().catch((err: unknown) => (failed('hp_jobs_oldest_waiting_seconds')(err), { ages: [] as { name: string; age: number }[] }));
       for (const a of ages) this.set({ queue: a.name }, a.age);
     },
   });
@@ -104,7 +112,8 @@ export function createMetrics(opts: {
   const readOutbox = () => (outboxRead ??= (async () => {
     try {
       return outboxSource ? await outboxSource() : null;
-    } catch {
+    } catch (err) {
+      failed('hp_outbox')(err);
       return null;
     } finally {
       setTimeout(() => (outboxRead = null), 0);

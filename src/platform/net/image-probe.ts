@@ -1,7 +1,8 @@
 import http from 'node:http';
 import https from 'node:https';
 import { imageSize } from 'image-size';
-import { allowedHostsOf, pinnedLookup, resolveTarget } from './outgoing.js';
+import { readConfig } from '../config.js';
+import { pinnedLookup, resolveTarget } from './outgoing.js';
 
 // Reads the pixel size of an image behind a URL a client sent (issue 13: offer `media`, at most 3000 x 3000),
 // bounded and safe against server-side request forgery:
@@ -18,8 +19,8 @@ export const TIMEOUT_MS = 5000;
 export type ImageProbe = { ok: true; width: number; height: number; type?: string } | { ok: false; reason: string };
 
 /** Hosts the operator allowed (read at every call, so a change of the environment applies at once). */
-export function allowedHosts(env: NodeJS.ProcessEnv = process.env): Set<string> {
-  return allowedHostsOf(env.MEDIA_FETCH_ALLOW_HOSTS);
+export function allowedHosts(env?: NodeJS.ProcessEnv): Set<string> {
+  return readConfig(env).mediaFetchAllowHosts;
 }
 
 export async function probeImage(url: string, opts: { timeoutMs?: number; maxBytes?: number; allow?: Set<string> } = {}): Promise<ImageProbe> {

@@ -55,13 +55,15 @@ export function parseLine(text: string, lineNo: number): ArchiveLine {
     throw new ArchiveError(`line ${lineNo} of the archive is not JSON: the file is damaged or not a tenant archive`);
   }
   if (!Array.isArray(value) || value.length !== 2 || typeof value[0] !== 'string') throw new ArchiveError(`line ${lineNo} of the archive is not a tenant archive line`);
-  const [kind, p] = value as [string, any];
+  // The payload as this file's own writer wrote it (controlLine); what a kind needs is checked where it is used.
+  const [kind, p] = value as [string, Record<string, unknown> | null];
+  const at = <T>(key: string) => p?.[key] as T;
   switch (kind) {
-    case 'archive': return { kind, header: p };
-    case 'table': return { kind, name: p?.name, columns: p?.columns ?? [] };
-    case 'end': return { kind, table: p?.table, rows: p?.rows };
-    case 'sequences': return { kind, sequences: p ?? [] };
-    case 'done': return { kind, tables: p?.tables, rows: p?.rows };
+    case 'archive': return { kind, header: p as ArchiveHeader };
+    case 'table': return { kind, name: at<string>('name'), columns: at<{ name: string; type: string }[]>('columns') ?? [] };
+    case 'end': return { kind, table: at<string>('table'), rows: at<number>('rows') };
+    case 'sequences': return { kind, sequences: (p ?? []) as unknown as { name: string; lastValue: string | null }[] };
+    case 'done': return { kind, tables: at<number>('tables'), rows: at<number>('rows') };
     default: throw new ArchiveError(`line ${lineNo} of the archive has an unknown kind "${kind}"`);
   }
 }

@@ -1,12 +1,14 @@
 import type { NextFunction, Request, Response } from 'express';
 import { notFound } from '../../domain/errors.js';
 import { withConnectionAffinity } from '../db/affinity.js';
+import type { TrustProxy } from '../config.js';
+import { forwardedHost, trustFunction } from '../http/forwarded.js';
 import { badRequest, Problem } from '../http/problem.js';
 import type { TenantRegistry } from './registry.js';
 import { parseHostHeader, pathBelowBase, type Tenant } from './tenant.js';
 
 // The one place that reads the Host header (D1): host (port removed, lower-cased; X-Forwarded-Host only
-// behind a trusted proxy) -> tenant and base path. Unknown hosts and paths outside the base path are 404.
+// as written by a trusted proxy, TRUST_PROXY) -> tenant and base path. Unknown hosts and paths outside the base path are 404.
 // Below this middleware the request's URL is relative to the base path.
 export type TenantMatch = { tenant: Tenant; basePath: string; host: string };
 
@@ -22,11 +24,12 @@ export function suspendedProblem(tenant: Tenant): Problem {
   return new Problem(503, `The holiday programme "${tenant.name}" is suspended by its provider${reason}. Its data is kept; this API answers again once it is resumed.`);
 }
 
-export function resolveTenant(registry: TenantRegistry, opts: { trustProxy: boolean }) {
+export function resolveTenant(registry: TenantRegistry, opts: { trustProxy: TrustProxy | boolean }) {
+  const trust = trustFunction(opts.trustProxy);
   return async (req: Request, _res: Response, next: NextFunction) => {
     try {
-      const forwarded = opts.trustProxy ? req.headers['x-forwarded-host'] : undefined;
-      const sent = (typeof forwarded === 'string' && forwarded ? forwarded.split(',')[0] : req.headers.host ?? '').trim();
+      // Behind a trusted proxy: the entry that proxy wrote (http/forwarded.ts), not one the client put before it.
+      const sent = (forwardedHost(req, trust) ?? req.headers.host ?? '').trim();
       if (!sent) return next(notFound('No holiday programme is served at this host.'));
       const parsed = parseHostHeader(sent);
       // Issue 13: an out-of-range port (`:99999`) or garbage reached URL parsing further down and was a 500.

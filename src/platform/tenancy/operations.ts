@@ -98,8 +98,11 @@ export function readTenantFiles(dir: string): TenantFile[] {
   let names: string[];
   try {
     names = readdirSync(dir).filter((n) => n.endsWith('.json')).sort();
-  } catch {
-    return [];
+  } catch (err) {
+    // Only a folder that does not exist means "no tenant files"; one that cannot be read (EACCES, ENOTDIR, EIO)
+    // stops the sync with its cause instead of silently serving no tenant file (issue 22).
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw new Error(`${dir}: the tenants folder cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`, { cause: err });
   }
   return names.map((n) => {
     const file = path.join(dir, n);

@@ -1,5 +1,6 @@
 import { tenantMigrations } from '../../../migrations/index.js';
 import { assertSchemaName, sql, tablesOf, unionAll, type Executor } from '../db/sql.js';
+import { readConfig } from '../config.js';
 
 // Issue 10 (a thousand municipalities): which tenant schemas are behind, found without touching each schema
 // with the migrator. One catalog query lists the schemas that have a migrations table; then one statement per
@@ -53,7 +54,6 @@ export async function mapLimit<T, R>(items: T[], limit: number, work: (item: T, 
  * relation files), so more than one per core pays: 200 new schemas took 13.2 s at 4 and 10.4 s at 8 on 2 cores
  * (docs/benchmarks.md). At most 16; beyond the pool's 10 connections per process the rest only queue.
  */
-export function migrateConcurrency(env: NodeJS.ProcessEnv = process.env): number {
-  const n = Number(env.MIGRATE_CONCURRENCY ?? 8);
-  return Number.isInteger(n) && n >= 1 ? Math.min(n, 16) : 8;
+export function migrateConcurrency(env?: NodeJS.ProcessEnv): number {
+  return readConfig(env).migrateConcurrency;
 }

@@ -1,6 +1,7 @@
 // The webhook payload in the OpenAPI document (issue 14): OpenAPI 3.1's top-level `webhooks`, one entry per
 // event type, each a POST the service sends to a subscription's URL with the Standard Webhooks headers and the
 // event's envelope (the same schema as in the event feed, `#/components/schemas/<Type>Event`).
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- the OpenAPI document is walked and patched as free-form JSON
 type Json = Record<string, any>;
 
 const SIGNING = [

@@ -6,7 +6,7 @@ import type { ServiceContext } from '../../platform/context.js';
 import { dbOf } from '../../platform/context.js';
 import { inSchema, sql, tablesOf, type Executor } from '../../platform/db/sql.js';
 import { newUuid } from '../../platform/http/ids.js';
-import { unprocessable } from '../../domain/errors.js';
+import { conflict, unprocessable } from '../../domain/errors.js';
 import { syncCharges } from '../../engines/ledger/index.js';
 import { wakeMailSender } from '../../platform/mail/outbox.js';
 import { editionProcedureSql } from '../../engines/edition-phases/index.js';
@@ -74,7 +74,8 @@ async function createAtOnce(ctx: ServiceContext, input: CreateAttendanceInput): 
   if (!pre) throw unprocessable(`participant: No participant with the identifier ${input.participant} exists.`);
   if (pre.pseudonymised) throw unprocessable(`participant: The participant ${input.participant} was pseudonymised and cannot apply.`);
   if (!pre.offer) throw unprocessable(`offer: No offer with the identifier ${input.offer} exists.`);
-  if (pre.previous) return null;
+  // A reused application, or a fee of its own (issue 22), take the general way.
+  if (pre.previous || input.fee != null) return null;
   const { offer } = pre;
   const id = newUuid();
   const heldBack = input.commit === false;
@@ -149,7 +150,7 @@ async function readBeforeLock(ctx: ServiceContext, db: Executor, input: CreateAt
   const res = await sql<Read>`
     select p.uuid as participant, p.pseudonymised_at is not null as pseudonymised, p.account_uuid as account,
       case when p.pseudonymised_at is null then p.firstname end as firstname, coalesce(acc.email, p.email) as email,
-      o.uuid as offer, o.edition_uuid as "editionUuid", o.name, coalesce(o.fee, 0) as fee, 'cancelled' = any(o.places) as cancelled,
+      o.uuid as offer, o.edition_uuid as "editionUuid", o.name, coalesce(o.fee, 0) as fee, o.called_off as cancelled,
       ${editionProcedureSql(ctx.tenant.schema, 'e')} as procedure,
       o.alias as "offerAlias", e.name as "editionName", e.alias as "editionAlias", ${participantNameSql('p')} as "participantName",
       case when p.pseudonymised_at is null then to_char(p.date_of_birth, 'YYYY-MM-DD') end as "dateOfBirth",
@@ -217,6 +218,10 @@ async function createInTransaction(ctx: ServiceContext, input: CreateAttendanceI
     let a: Attendance;
     if (previous) {
       a = (await em.findOne(Attendance, { uuid: id }))!;
+      if (input.fee != null && input.fee !== a.fee) {
+        if (a.paid) throw conflict('This application is paid; reverse its receipt before changing its fee.');
+        a.fee = input.fee;
+      }
       Object.assign(a, fields);
       if (changed) a.statusChangedAt = now;
       if (status === 'confirmed' && (changed || a.confirmedAt == null)) a.confirmedAt = now;
@@ -225,7 +230,7 @@ async function createInTransaction(ctx: ServiceContext, input: CreateAttendanceI
       a = em.create(Attendance, {
         uuid: id, offerUuid: offer.uuid, participantUuid: participant.uuid, ...fields,
         userPriority: null, allAlternateDates: input.allAlternateDates ?? true, consentOutstanding: false,
-        createdByAdmin: true, fee: offer.fee ?? 0, payableSwitchedOff: false, paid: false,
+        createdByAdmin: true, fee: input.fee ?? offer.fee ?? 0, payableSwitchedOff: false, paid: false,
         answers: [], confirmedAt: status === 'confirmed' ? now : null, statusChangedAt: now, createdAt: now,
       });
     }

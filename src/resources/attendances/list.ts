@@ -42,7 +42,7 @@ export type Row = {
 export function payableSql(a = 'a', o = 'o'): RawBuilder<boolean> {
   const c = (col: string) => sql.ref(`${a}.${col}`);
   return sql<boolean>`(${c('status')} = 'confirmed' and not ${c('held_back')} and coalesce(${c('fee')}, 0) > 0 and not ${c('payable_switched_off')}
-    and not ('cancelled' = any(${sql.ref(`${o}.places`)})))`;
+    and not ${sql.ref(`${o}.called_off`)})`;
 }
 
 /** The first day of the offer aliased `o` (its first date, else its edition's first holiday), epoch ms (D9 age). */
@@ -62,7 +62,7 @@ function projection(ctx: ServiceContext, where: RawBuilder<unknown>, orderBy: Ra
       a.created_by_admin as "createdByAdmin", a.fee, a.payable_switched_off as "payableSwitchedOff", a.paid, a.answers,
       a.confirmed_at::text as "confirmedAt", a.status_changed_at::text as "statusChangedAt",
       a.created_at::text as "createdAt", a.modified_at::text as "modifiedAt",
-      o.uuid as "offerUuid", o.name as "offerName", o.alias as "offerAlias", 'cancelled' = any(o.places) as "offerCancelled",
+      o.uuid as "offerUuid", o.name as "offerName", o.alias as "offerAlias", o.called_off as "offerCancelled",
       e.uuid as "editionUuid", e.name as "editionName", e.alias as "editionAlias",
       p.uuid as "participantUuid", p.pseudonymised_at is not null as pseudonymised, ${participantNameSql('p')} as "participantName",
       -- D9: the pseudonym and the age kept once pseudonymised; until then the age follows the birth date (retention.ts).
@@ -189,7 +189,7 @@ export async function listOfferAttendances(ctx: ServiceContext, input: OfferAtte
 
 async function listOf(ctx: ServiceContext, db: Executor, offerUuid: string | null, input: Filters, missing?: () => Error): Promise<AttendanceOut[]> {
   const viewer = ctx.viewer;
-  if (offerUuid) await assertListReadable(ctx, db, offerUuid, missing);
+  if (offerUuid) await assertListReadable(ctx, db, offerUuid, missing, { list: true });
   const { limit, offset } = pageOf(input);
   const conds: RawBuilder<unknown>[] = [sql`true`];
   if (offerUuid) conds.push(sql`a.offer_uuid = ${offerUuid}::uuid`);

@@ -86,6 +86,13 @@ function notifyNeedsCommit(v: { notify?: boolean | null; commit?: boolean | null
   }
 }
 
+/**
+ * Spec 2.2 `fee`: what this participant pays, which may differ from the offer's (a discount); admins only.
+ * Absent: the offer's fee (on create) or unchanged (PATCH); null on PATCH: the offer's fee again.
+ */
+const ownFee = () => z.number().int().min(0).max(100_000_000).nullish()
+  .meta({ description: 'fee in cents this participant pays (admins); default the offer\'s fee; null on PATCH: the offer\'s fee again' });
+
 export const createAttendanceInput = z
   .object({
     offer: bodyId(),
@@ -94,6 +101,7 @@ export const createAttendanceInput = z
     notify: z.boolean().nullish(),
     commit: z.boolean().nullish(),
     allAlternateDates: z.boolean().nullish(),
+    fee: ownFee(),
   })
   .superRefine(notifyNeedsCommit);
 export type CreateAttendanceInput = z.output<typeof createAttendanceInput>;
@@ -131,6 +139,7 @@ export type TransferAttendanceInput = z.output<typeof transferAttendanceInput>;
 /** PATCH (spec 4.3 "Update"): only keys sent; booleans ignore null; `userPriority` null clears; answers merge. */
 export const updateAttendanceInput = z.object({
   uuid: pathId(),
+  fee: ownFee(),
   payable: z.boolean().nullish(),
   allAlternateDates: z.boolean().nullish(),
   userPriority: z.number().int().max(1_000_000).nullish(),

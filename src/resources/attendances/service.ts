@@ -5,7 +5,7 @@ import { dbOf } from '../../platform/context.js';
 import { inSchema, sql, type Executor } from '../../platform/db/sql.js';
 import { parseId } from '../../platform/http/ids.js';
 import { assertPatchNotEmpty, wasSent } from '../../platform/http/patch.js';
-import { conflict, invalid, unprocessable, violation, type Violation } from '../../domain/errors.js';
+import { conflict, forbidden, invalid, unprocessable, violation, type Violation } from '../../domain/errors.js';
 import { syncCharges } from '../../engines/ledger/index.js';
 import { setAnswerFiles, uploadsOf } from '../../engines/answer-files/index.js';
 import type { ApplicationQuestion } from '../offers/entity.js';
@@ -90,6 +90,14 @@ export async function updateAttendance(ctx: ServiceContext, input: UpdateAttenda
     const offer = await lockOffer(ctx, db, offerUuid);
     const a = await em.findOne(Attendance, { uuid: input.uuid });
     if (!offer || !a) throw attendanceNotFound(input.uuid);
+    // Spec 2.2: an application's own fee (a discount), set by admins; the ledger follows (syncCharges below). A
+    // paid one keeps its fee: its receipt balances it (reverse the receipt first).
+    if (wasSent(input, 'fee')) {
+      if (ctx.viewer.kind !== 'admin' && ctx.viewer.kind !== 'system') throw forbidden('Only admins set an application\'s fee.');
+      const fee = input.fee ?? offer.fee ?? 0;
+      if (fee !== a.fee && a.paid) throw conflict('This application is paid; reverse its receipt before changing its fee.');
+      a.fee = fee;
+    }
     // The state never changes here (spec 4.3).
     if (input.payable === false) {
       if (a.paid) throw conflict('This application is paid; reverse its receipt instead of making it non-payable.');
@@ -97,7 +105,7 @@ export async function updateAttendance(ctx: ServiceContext, input: UpdateAttenda
     } else if (input.payable === true) {
       // D5: nothing is payable while the offer is cancelled.
       const cancelled = await inSchema(db, ctx.tenant.schema).selectFrom('offers')
-        .select(sql<boolean>`'cancelled' = any(places)`.as('c')).where('uuid', '=', offerUuid).executeTakeFirst();
+        .select('called_off as c').where('uuid', '=', offerUuid).executeTakeFirst();
       const offerCancelled = !!cancelled?.c;
       if (!canSwitchPayableOn({ status: a.status, heldBack: a.heldBack, fee: a.fee ?? null, offerCancelled })) {
         throw unprocessable(`payable: Only a confirmed, committed application with a fee, of an offer that is not cancelled, can be payable; this one is ${a.status}${a.heldBack ? ' and held back' : ''}${(a.fee ?? 0) > 0 ? '' : ' and free'}${offerCancelled ? ' and its offer is cancelled' : ''}.`);

@@ -57,13 +57,13 @@ export async function commitEdition(ctx: ServiceContext, input: CommitEditionInp
       ])
       .where('e.uuid', '=', input.uuid).executeTakeFirst();
     if (!edition) throw editionNotFound(input.uuid);
+    // The commit covers every run requested before it: marked, so a refill no longer waits for them (issue 22),
+    // and a run still pending is left by its own allocate job to this commit's job, which draws it and writes
+    // its decisions released at once (issue 10: one write of each application instead of two).
+    await tx.updateTable('edition_allocations').set({ commit_requested_at: sql`now()` })
+      .where('edition_uuid', '=', edition.uuid).where('commit_requested_at', 'is', null).where('seq', '<=', String(edition.upToRun)).execute();
     // D10: nothing held back (and no run still being drawn whose decisions it would release): nothing happens.
     if (!edition.heldBack && !edition.pending) return;
-    // The commit releases what the runs requested before it decided: the job draws any of them still pending first.
-    // Those runs are marked, so their own allocate jobs leave them to this job, which writes their decisions
-    // released at once (issue 10: one write of each application instead of two).
-    await tx.updateTable('edition_allocations').set({ commit_requested_at: sql`now()` })
-      .where('edition_uuid', '=', edition.uuid).where('finished_at', 'is', null).where('seq', '<=', String(edition.upToRun)).execute();
     const job: CommitJob = { tenant: ctx.tenant.slug, edition: edition.uuid, notify: input.notify !== false, upToRun: edition.upToRun };
     await jobs.send(QUEUES.editionCommit, job, { db });
   });

@@ -181,21 +181,21 @@ export type UpdateOfferInput = z.output<typeof updateOfferInput>;
 
 /**
  * Spec 4.2: the same shape as the application transition request, `{transition, notify?, commit?}`, null
- * read as absent. An offer transition holds no decision back, so `commit` changes nothing; as on
- * applications, `notify: true` with `commit: false` is refused.
+ * read as absent. An offer transition holds no decision back, so `commit: false` cannot be applied: it is
+ * refused (422 on `commit`) instead of being ignored (issue 22.5).
  */
 export const transitionOfferInput = z
   .object({
     uuid: pathId(),
     transition: z.string().min(1).max(100),
     notify: z.boolean().nullish().meta({ description: 'default false; cancel and relaunch e-mail the confirmed families' }),
-    commit: z.boolean().nullish().meta({ description: 'default true; accepted for the shape of the application transition; with false, notify must be false too' }),
+    commit: z.boolean().nullish().meta({ description: 'true or left out: an offer transition holds nothing back, so false is refused (422)' }),
   })
   .superRefine((v, ctx) => {
-    if (v.notify === true && v.commit === false) {
+    if (v.commit === false) {
       ctx.addIssue({
-        code: 'custom', path: ['notify'], params: { rule: 'invalid' },
-        message: 'notify must be false when commit is false.',
+        code: 'custom', path: ['commit'], params: { rule: 'invalid' },
+        message: 'An offer transition holds nothing back: its decisions take effect at once, so commit must be true or left out.',
       });
     }
   });

@@ -28,13 +28,16 @@ async function recordOfferTransition(ctx: ServiceContext, db: Executor, offer: O
   }
 }
 
-/** E-mail addresses of the families with a confirmed place on the offer. */
+/**
+ * E-mail addresses of the families with a confirmed place on the offer that they were told of: a held-back
+ * confirmation (the lot, `commit: false`) has not been told (spec 2.2), so neither is the offer's fate.
+ */
 async function confirmedFamilies(ctx: ServiceContext, db: Executor, offerUuid: string): Promise<string[]> {
   const rows = await inSchema(db, ctx.tenant.schema).selectFrom('attendances as a')
     .innerJoin('participants as p', 'p.uuid', 'a.participant_uuid')
     .leftJoin('accounts as acc', 'acc.uuid', 'p.account_uuid')
     .select((eb) => eb.fn.coalesce('acc.email', 'p.email').as('email')).distinct()
-    .where('a.offer_uuid', '=', offerUuid).where('a.status', '=', 'confirmed')
+    .where('a.offer_uuid', '=', offerUuid).where('a.status', '=', 'confirmed').where('a.held_back', '=', false)
     .where((eb) => eb(eb.fn.coalesce('acc.email', 'p.email'), 'is not', null))
     .execute();
   return rows.map((r) => r.email!);
@@ -65,9 +68,13 @@ export async function transitionOffer(ctx: ServiceContext, input: TransitionOffe
     offer.modifiedAt = new Date();
     await em.flush();
     await recordOfferTransition(ctx, db, offer, result.transition, !!input.notify);
-    // D5: while the offer is cancelled none of its applications is payable; cancel cancels the unpaid charges,
-    // relaunch charges them again (paid ones stay paid). The reconciler decides from the offer's new places.
-    if (result.transition === 'cancel' || result.transition === 'relaunch' || result.transition === 'unpublish') {
+    // D5: while the offer is called off none of its applications is payable; cancel cancels the unpaid charges,
+    // relaunch charges them again as they were (paid ones stay paid). Unpublishing a cancelled offer leaves it
+    // called off (its charges stay cancelled, issue 22); publishing it again is a relaunch. The reconciler
+    // decides from `called_off`.
+    const calledOff = result.transition === 'cancel' ? true : result.transition === 'relaunch' || result.transition === 'publish' ? false : null;
+    if (calledOff !== null) await tx.updateTable('offers').set({ called_off: calledOff }).where('uuid', '=', offer.uuid).execute();
+    if (result.transition === 'cancel' || result.transition === 'relaunch' || result.transition === 'publish') {
       const apps = await tx.selectFrom('attendances').select('uuid').where('offer_uuid', '=', offer.uuid).execute();
       await syncCharges(db, ctx.tenant.schema, apps.map((r) => r.uuid));
     }

@@ -163,7 +163,7 @@ export async function createReceipt(ctx: ServiceContext, input: CreateReceiptInp
     const rows = await tx.selectFrom('attendances as a').innerJoin('offers as o', 'o.uuid', 'a.offer_uuid')
       .select((eb) => [
         'a.uuid', 'a.offer_uuid as offer', 'o.name as offerName', 'a.status', 'a.held_back as heldBack', 'a.fee',
-        'a.payable_switched_off as payableSwitchedOff', 'a.paid', eb(sql.lit('cancelled'), '=', eb.fn.any('o.places')).as('offerCancelled'),
+        'a.payable_switched_off as payableSwitchedOff', 'a.paid', 'o.called_off as offerCancelled',
       ])
       .where('a.uuid', '=', anyOf(ids)).$narrowType<Application>().execute();
     const apps = new Map(rows.map((r) => [r.uuid, r]));

@@ -1,4 +1,4 @@
-import { offerEnd, offerFirstDay, participantDue, accountDue } from '../../domain/retention.js';
+import { offerEnd, offerFirstDay, participantDue, accountDue, retentionStart } from '../../domain/retention.js';
 import type { ServiceContext } from '../../platform/context.js';
 import { sql, tablesOf, type Executor } from '../../platform/db/sql.js';
 import { editionHorizonSql } from '../../engines/edition-phases/index.js';
@@ -12,11 +12,17 @@ type TaskJson = { begin: number | null; end: number | null };
 
 export const NIL_UUID = '00000000-0000-0000-0000-000000000000';
 
-/** The end (for the due rule) and the first day (for the age) of every offer a living participant applied for. */
+/**
+ * When retention starts (for the due rule: the edition's holidays end, `retentionStart`) and the first day (for
+ * the age) of every offer a living participant applied for. Every offer of those offers' editions is read: an
+ * edition without a holiday task ends with its last offer date.
+ */
 export async function loadOffers(ctx: ServiceContext, db: Executor): Promise<Map<string, OfferFacts>> {
   const t = tablesOf(ctx.tenant.schema);
-  const res = await sql<{ uuid: string; dates: DateJson[]; horizon: number | null; holidays: TaskJson[] }>`
-    select o.uuid,
+  const res = await sql<{ uuid: string; edition: string; wanted: boolean; dates: DateJson[]; horizon: number | null; holidays: TaskJson[] }>`
+    select o.uuid, o.edition_uuid as edition,
+      exists (select 1 from ${t('attendances')} a join ${t('participants')} p on p.uuid = a.participant_uuid
+        where a.offer_uuid = o.uuid and p.pseudonymised_at is null) as wanted,
       coalesce((select json_agg(json_build_object('begin', extract(epoch from d."begin") * 1000,
           'end', extract(epoch from d."end") * 1000, 'recurrence', d.recurrence))
         from ${t('offer_dates')} d where d.offer_uuid = o.uuid), '[]'::json) as dates,
@@ -25,22 +31,30 @@ export async function loadOffers(ctx: ServiceContext, db: Executor): Promise<Map
           'end', extract(epoch from ht.end_at) * 1000))
         from ${t('edition_tasks')} ht where ht.edition_uuid = o.edition_uuid and ht.type = 'holiday'), '[]'::json) as holidays
     from ${t('offers')} o
-    where exists (select 1 from ${t('attendances')} a join ${t('participants')} p on p.uuid = a.participant_uuid
-      where a.offer_uuid = o.uuid and p.pseudonymised_at is null)`.execute(db);
-  const offers = new Map<string, OfferFacts>();
+    where o.edition_uuid in (select w.edition_uuid from ${t('offers')} w where exists (select 1 from ${t('attendances')} a
+      join ${t('participants')} p on p.uuid = a.participant_uuid where a.offer_uuid = w.uuid and p.pseudonymised_at is null))`.execute(db);
+  const own = new Map<string, OfferFacts & { edition: string; holidays: { begin: Date | null; end: Date | null }[]; broken: boolean }>();
+  const endsOfEdition = new Map<string, (Date | null)[]>();
   for (const r of res.rows) {
     const offer = {
       dates: r.dates.map((d) => ({ begin: new Date(d.begin), end: new Date(d.end), recurrence: d.recurrence })),
       horizon: r.horizon === null ? null : new Date(r.horizon),
       holidays: r.holidays.map((h) => ({ begin: h.begin === null ? null : new Date(h.begin), end: h.end === null ? null : new Date(h.end) })),
     };
-    let end: Date | null;
+    let end: Date | null = null;
+    let broken = false;
     try {
-      end = offerEnd(offer);
+      if (offer.dates.length > 0) end = offerEnd(offer);
     } catch {
-      end = null; // a stored rule that no longer expands: the offer is treated as not ended (keeps the data)
+      broken = true; // a stored rule that no longer expands: the offer is treated as not ended (keeps the data)
     }
-    offers.set(r.uuid, { end, firstDay: offerFirstDay(offer) });
+    endsOfEdition.set(r.edition, [...(endsOfEdition.get(r.edition) ?? []), end]);
+    if (r.wanted) own.set(r.uuid, { end, firstDay: offerFirstDay(offer), edition: r.edition, holidays: offer.holidays, broken });
+  }
+  const offers = new Map<string, OfferFacts>();
+  for (const [uuid, o] of own) {
+    const end = o.broken ? null : retentionStart({ holidays: o.holidays, editionOfferEnds: endsOfEdition.get(o.edition) ?? [], ownEnd: o.end });
+    offers.set(uuid, { end, firstDay: o.firstDay });
   }
   return offers;
 }

@@ -5,6 +5,8 @@ import { dbOf } from '../../platform/context.js';
 import { inSchema, sql, tablesOf, type Executor } from '../../platform/db/sql.js';
 import { toEnvelope, type EventType } from '../../platform/events/events.js';
 import { QUEUES } from '../../platform/jobs/queue.js';
+import { readConfig } from '../../platform/config.js';
+import { openSecret, SecretUnreadable } from '../../platform/secrets/box.js';
 import { resolveTarget, type Target } from '../../platform/net/outgoing.js';
 import { postSigned, type AttemptOutcome } from '../../platform/webhooks/sender.js';
 import { webhookHeaders } from '../../platform/webhooks/signature.js';
@@ -54,7 +56,7 @@ export type DeliverResult = {
 };
 
 type Claimed = {
-  uuid: string; url: string; events: string[] | null; secret: string; previous_secret: string | null;
+  uuid: string; url: string; events: string[] | null; secret: string; previous_secrets: string[];
   cursor_tx: string; cursor_id: string; attempts: number; failing_since: Date | string | null;
 };
 
@@ -83,7 +85,8 @@ async function claim(db: Executor, schema: string, owner: string, leaseSeconds: 
       where s.enabled and (s.lease_until is null or s.lease_until < now()) and ${hasWork(t)}
       order by s.next_attempt_at limit ${limit} for update skip locked)
     returning w.uuid, w.url, w.events, w.secret,
-      case when w.previous_secret_until > now() then w.previous_secret end as previous_secret,
+      array(select p->>'secret' from jsonb_array_elements(w.previous_secrets) p
+        where (p->>'until')::timestamptz > now() order by (p->>'until')::timestamptz desc) as previous_secrets,
       w.cursor_tx::text as cursor_tx, w.cursor_id::text as cursor_id, w.attempts, w.failing_since`.execute(db);
   return res.rows;
 }
@@ -102,7 +105,14 @@ function bodyOf(e: EventRow): string {
 async function attempt(sub: Claimed, e: EventRow, target: Target | string, opts: DeliverOptions): Promise<AttemptOutcome> {
   if (typeof target === 'string') return { ok: false, status: null, latencyMs: 0, error: `refused: ${target}` };
   const body = bodyOf(e);
-  const secrets = sub.previous_secret ? [sub.secret, sub.previous_secret] : [sub.secret];
+  let secrets: string[];
+  try {
+    // Stored sealed with SECRETS_KEY (platform/secrets/box.ts); opened only for signing, never logged.
+    secrets = [sub.secret, ...sub.previous_secrets].map((s) => openSecret(s));
+  } catch (err) {
+    if (!(err instanceof SecretUnreadable)) throw err;
+    return { ok: false, status: null, latencyMs: 0, error: `not sent: ${err.message}` };
+  }
   const headers = webhookHeaders(secrets, e.uuid, Math.floor(Date.now() / 1000), body);
   return postSigned(target, body, headers, { timeoutMs: opts.timeoutMs });
 }
@@ -282,8 +292,7 @@ export async function deliverWebhooks(ctx: ServiceContext, opts: DeliverOptions 
 
 /** The `webhook-deliver` job: delivers, then asks to run again when the first waiting thing is due. */
 export function webhookDeliverHandler(opts: DeliverOptions = {}) {
-  const leaseSeconds = Number(process.env.WEBHOOK_LEASE_SECONDS) || undefined;
-  const baseSeconds = Number(process.env.WEBHOOK_RETRY_BASE_SECONDS) || undefined;
+  const { webhookLeaseSeconds: leaseSeconds, webhookRetryBaseSeconds: baseSeconds } = readConfig();
   return async (ctx: ServiceContext): Promise<void> => {
     const retry = baseSeconds ? { ...DEFAULT_WEBHOOK_RETRY, baseMs: baseSeconds * 1000 } : undefined;
     const result = await deliverWebhooks(ctx, { leaseSeconds, retry, ...opts });

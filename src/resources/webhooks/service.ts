@@ -10,7 +10,9 @@ import { listTotal, reportTotal } from '../../platform/http/paging.js';
 import { newUuid } from '../../platform/http/ids.js';
 import { assertPatchNotEmpty, wasSent } from '../../platform/http/patch.js';
 import { conflict, invalid, notFound, violation } from '../../domain/errors.js';
-import { allowedHostsOf, resolveTarget } from '../../platform/net/outgoing.js';
+import { readConfig } from '../../platform/config.js';
+import { resolveTarget } from '../../platform/net/outgoing.js';
+import { sealSecret } from '../../platform/secrets/box.js';
 import { generateSecret } from '../../platform/webhooks/signature.js';
 import { wakeWebhookDelivery } from '../../platform/webhooks/wake.js';
 import {
@@ -27,17 +29,25 @@ export const PREVIOUS_SECRET_HOURS = 24;
 
 /** Hosts the operator allows over http and at any address (local receivers, tests): WEBHOOK_ALLOW_HOSTS. */
 export function webhookAllowedHosts(): Set<string> {
-  return allowedHostsOf(process.env.WEBHOOK_ALLOW_HOSTS);
+  return readConfig().webhookAllowHosts;
 }
 
 type Row = Pick<Selectable<TenantDB['webhooks']>, 'uuid' | 'url' | 'events' | 'enabled' | 'description' | 'failing_since'
-  | 'disabled_at' | 'previous_secret_until' | 'created_at' | 'modified_at'> & { disabled_reason: 'failing' | null };
+  | 'disabled_at' | 'created_at' | 'modified_at'> & { disabled_reason: 'failing' | null; previous_secret_until: string | null };
 
-/** A webhook as read and returned by writes (the previous secret's end only while it still signs). */
+/** The previous secrets of rotations that still sign (issue 22: each until its own end), newest last. */
+const validPrevious = (col: string) => sql`(select coalesce(jsonb_agg(p order by (p->>'until')::timestamptz), '[]'::jsonb)
+  from jsonb_array_elements(${sql.ref(col)}) p where (p->>'until')::timestamptz > now())`;
+
+/** A webhook as read and returned by writes (`previous_secret_until`: when the last previous secret stops signing). */
 const COLUMNS = [
   'uuid', 'url', 'events', 'enabled', 'description', 'failing_since', 'disabled_at', 'disabled_reason',
-  sql<string | null>`case when previous_secret_until > now() then previous_secret_until end`.as('previous_secret_until'), 'created_at', 'modified_at',
+  sql<string | null>`(select max((p->>'until')::timestamptz) from jsonb_array_elements(previous_secrets) p
+    where (p->>'until')::timestamptz > now())`.as('previous_secret_until'), 'created_at', 'modified_at',
 ] as const;
+
+/** At most this many previous secrets sign beside the current one (a burst of rotations drops the oldest). */
+const MAX_PREVIOUS_SECRETS = 10;
 
 function toOut(r: Row): WebhookOut {
   return {
@@ -101,7 +111,7 @@ export async function createWebhook(ctx: ServiceContext, input: CreateWebhookInp
   // (and perhaps a few committed just before), none that ended earlier.
   const row = await tenantDb(ctx).insertInto('webhooks').values({
     uuid: newUuid(), url: input.url, events: storedEvents(input.events), enabled: input.enabled ?? true,
-    description: input.description ?? null, secret, cursor_tx: sql`pg_snapshot_xmin(pg_current_snapshot())`, cursor_id: 0,
+    description: input.description ?? null, secret: sealSecret(secret), cursor_tx: sql`pg_snapshot_xmin(pg_current_snapshot())`, cursor_id: 0,
   }).returning(COLUMNS).$narrowType<Row>().executeTakeFirstOrThrow();
   return { ...toOut(row), secret };
 }
@@ -137,13 +147,20 @@ export async function deleteWebhook(ctx: ServiceContext, uuid: string): Promise<
   if (Number(res.numDeletedRows) === 0) throw notFound(`No webhook with the identifier ${uuid} exists.`);
 }
 
-/** A new secret; the previous one keeps signing (beside it) for 24 hours. */
+/**
+ * A new secret; the one it replaces keeps signing (beside it) for 24 hours, and so do the previous secrets of
+ * earlier rotations until their own 24 hours are over (issue 22: a second rotation within the day dropped the
+ * first one's previous secret while it was still announced as valid).
+ */
 export async function rotateSecret(ctx: ServiceContext, uuid: string): Promise<WebhookWithSecretOut> {
   const secret = generateSecret();
-  const row = await tenantDb(ctx).updateTable('webhooks').set((eb) => ({
-    previous_secret: eb.ref('secret'), previous_secret_until: sql`now() + make_interval(hours => ${PREVIOUS_SECRET_HOURS})`,
-    secret, modified_at: sql`now()`,
-  })).where('uuid', '=', uuid).returning(COLUMNS).$narrowType<Row>().executeTakeFirst();
+  const kept = sql<string>`(select coalesce(jsonb_agg(p order by (p->>'until')::timestamptz), '[]'::jsonb) from (
+      select p from jsonb_array_elements(${validPrevious('previous_secrets')} || jsonb_build_array(jsonb_build_object(
+        'secret', secret, 'until', now() + make_interval(hours => ${PREVIOUS_SECRET_HOURS})))) p
+      order by (p->>'until')::timestamptz desc limit ${MAX_PREVIOUS_SECRETS}) newest)`;
+  const row = await tenantDb(ctx).updateTable('webhooks').set({
+    previous_secrets: kept, secret: sealSecret(secret), modified_at: sql`now()`,
+  }).where('uuid', '=', uuid).returning(COLUMNS).$narrowType<Row>().executeTakeFirst();
   if (!row) throw notFound(`No webhook with the identifier ${uuid} exists.`);
   return { ...toOut(row), secret };
 }

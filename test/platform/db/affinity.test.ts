@@ -201,9 +201,10 @@ describe('PG_CONNECTION_AFFINITY', () => {
 });
 
 describe('PG_POOL_SIZE', () => {
-  it('sizes the pool: 10 unless a positive integer is given', () => {
+  it('sizes the pool: 10 unless set; a value that is no positive whole number is refused naming the setting', () => {
     expect(poolSize({})).toBe(10);
+    expect(poolSize({ PG_POOL_SIZE: '' })).toBe(10);
     expect(poolSize({ PG_POOL_SIZE: '4' })).toBe(4);
-    for (const bad of ['0', '-2', '2.5', 'many', '']) expect(poolSize({ PG_POOL_SIZE: bad })).toBe(10);
+    for (const bad of ['0', '-2', '2.5', 'many']) expect(() => poolSize({ PG_POOL_SIZE: bad }), bad).toThrow(/^PG_POOL_SIZE must be a whole number/);
   });
 });

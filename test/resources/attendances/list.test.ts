@@ -257,11 +257,14 @@ describe('organiser users (spec 4.3 access rules)', () => {
     expectProblem(await u.get(`/attendances?offer=${o.uuid}`, { token: org }), 403);
   });
 
-  it('another organiser’s offer: 403 once published, 404 before', async () => {
+  it('another organiser’s offer: its list 403 also before it is published (spec 4.3, issue 22); one application 404 before', async () => {
     const o = await createOffer(u, { edition: released.uuid, hosts: [otherHost.uuid] });
     const a = await newApplication(u, o.uuid);
-    expectProblem(await u.get(`/attendances?offer=${o.uuid}`, { token: org }), 404);
+    expect(expectProblem(await u.get(`/offers/${o.uuid}/attendances`, { token: org }), 403).detail).toMatch(/own/);
+    expectProblem(await u.get(`/attendances?offer=${o.uuid}`, { token: org }), 403);
     expectProblem(await u.get(`/attendances/${a.uuid}`, { token: org }), 404);
+    // An offer that does not exist stays 404.
+    expectProblem(await u.get('/offers/0f0e0d0c-0b0a-4909-8807-060504030201/attendances', { token: org }), 404);
     await u.post(`/offers/${o.uuid}/transition`, { transition: 'publish' });
     expect(expectProblem(await u.get(`/offers/${o.uuid}/attendances`, { token: org }), 403).detail).toMatch(/own/);
     expectProblem(await u.get(`/attendances/${a.uuid}`, { token: org }), 403);

@@ -65,6 +65,22 @@ describe('offers show real vacancies, fullyBooked and token-view counts', () => 
     expect((await u.post(`/offers/${offer.uuid}/transition`, { transition: 'cancel', notify: true })).status).toBe(200);
     expect((await outbox(h, u)).map((m) => [m.recipient, m.kind])).toEqual([['eltern@example.org', 'offer_cancelled']]);
   });
+
+  // Issue 22.1, spec 2.2: a held-back decision has not been told to the family, so neither is its offer's fate.
+  it('cancel and relaunch with notify leave out the families whose confirmation is held back', async () => {
+    const u = await h.tenant();
+    const e = await firstcome(u);
+    const offer = await createOffer(u, { edition: e.uuid, name: 'Geheimfahrt' });
+    await u.post(`/offers/${offer.uuid}/transition`, { transition: 'publish' });
+    await newApplication(u, offer.uuid, { status: 'confirmed' }, { email: 'bestaetigt@example.org' });
+    const held = await newApplication(u, offer.uuid, { status: 'confirmed', commit: false }, { email: 'zurueckgehalten@example.org' });
+    expect(held.heldBack).toBe(true);
+    expect((await u.post(`/offers/${offer.uuid}/transition`, { transition: 'cancel', notify: true })).status).toBe(200);
+    expect((await u.post(`/offers/${offer.uuid}/transition`, { transition: 'relaunch', notify: true })).status).toBe(200);
+    expect((await outbox(h, u)).map((m) => [m.recipient, m.kind]).sort()).toEqual([
+      ['bestaetigt@example.org', 'offer_cancelled'], ['bestaetigt@example.org', 'offer_relaunched'],
+    ]);
+  });
 });
 
 describe('a larger maxParticipants (D10)', () => {

@@ -132,6 +132,32 @@ describe('before a lot edition is committed, a refill holds its decisions back (
     expect((await u.get(`/bookings?attendance=${moved.uuid}`)).body.map((b: any) => b.amount)).toEqual([1500]);
     const mails = await outbox(h, u);
     expect(mails.filter((m) => m.kind === 'edition_decisions')).toHaveLength(4);
+
+    // Committed: a later refill of the same lot edition is final at once, also with a `commit: false` decision in it.
+    const other = await createOffer(u, { edition: e.uuid, maxParticipants: 5 });
+    await newApplication(u, other.uuid, { status: 'confirmed', commit: false });
+    await newApplication(u, offer.uuid, { status: 'waitlisted' }, { email: 'spaet@example.org' });
+    await transitionOk(u, committed.find((a) => a.uuid === moved.uuid)!.uuid, 'withdraw');
+    expect((await u.post(`/offers/${offer.uuid}/refill`)).status).toBe(202);
+    await h.jobs.drain();
+    const after = (await list(u, offer.uuid)).find((a) => a.status === 'confirmed' && a.decisionReason === 'Von der Warteliste nachgerückt' && a.uuid !== moved.uuid);
+    expect(after).toMatchObject({ heldBack: false, payable: true });
+  });
+});
+
+// Issue 22.2: a held-back decision holds a refill back only in a lot edition whose run awaits its commit.
+describe('a commit: false decision in a first-come edition', () => {
+  it('does not freeze the move-ups of the edition: they are final, charged and e-mailed', async () => {
+    const { offer: b, holder, next } = await fullOffer(t);
+    const a = await createOffer(t, { edition: b.edition.uuid, maxParticipants: 5 });
+    const held = await newApplication(t, a.uuid, { status: 'confirmed', commit: false });
+    expect(held.heldBack).toBe(true);
+    await transitionOk(t, holder.uuid, 'withdraw');
+    await h.jobs.drain();
+    const moved = await status(t, next.uuid);
+    expect(moved).toMatchObject({ status: 'confirmed', heldBack: false, payable: true });
+    expect((await t.get(`/bookings?attendance=${next.uuid}`)).body.map((x: any) => x.amount)).toEqual([900]);
+    expect((await outbox(h, t)).filter((m) => m.payload.cause === 'refill').map((m) => m.recipient)).toContain(`next-${b.uuid}@example.org`);
   });
 });
 

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { expectProblem, useHarness } from '../../harness/harness.js';
-import { applyFor, attendance, createAccount, getOk, ledgerOfAccount, offerWithFee, pay, postingsOf } from './helpers.js';
+import { applyFor, attendance, createAccount, getOk, ledgerOfAccount, offerWithFee, pay, postingsOf, transitionOk } from './helpers.js';
 
 // Issue 13 item 3, D5: while an offer is cancelled none of its applications is payable: unpaid charges are
 // cancelled on `cancel` and charged again on `relaunch`; paid ones stay paid.
@@ -70,5 +70,45 @@ describe('cancelled offers and money (D5)', () => {
     await offerTransition(o.uuid, 'relaunch');
     expect(await postingsOf(t, a.uuid)).toEqual([['charge', 300]]);
     expect((await attendance(t, a.uuid)).payable).toBe(true);
+  });
+
+  // Issue 22.8: cancel stops every charge, relaunch brings them back as they were (D5).
+  it('unpublishing a cancelled offer keeps its charges cancelled; publishing it again brings them back', async () => {
+    const acc = await createAccount(t);
+    const o = await offerWithFee(t, 700);
+    await offerTransition(o.uuid, 'publish');
+    const a = await applyFor(t, o.uuid, acc.uuid);
+    await offerTransition(o.uuid, 'cancel');
+    const unpublished = await offerTransition(o.uuid, 'unpublish');
+    expect(unpublished.status).toEqual(['unpublished']);
+    expect(await postingsOf(t, a.uuid)).toEqual([['charge', 700], ['cancellation', -700]]);
+    expect(await attendance(t, a.uuid)).toMatchObject({ status: 'confirmed', payable: false });
+    expect((await ledgerOfAccount(t, acc.uuid)).balance).toBe(0);
+    expectProblem(await t.patch(`/attendances/${a.uuid}`, { payable: true }), 422);
+    await offerTransition(o.uuid, 'publish');
+    expect(await postingsOf(t, a.uuid)).toEqual([['charge', 700], ['cancellation', -700], ['charge', 700]]);
+    expect(await attendance(t, a.uuid)).toMatchObject({ payable: true });
+  });
+
+  it('relaunch brings back the kept charges of participated and noshow applications', async () => {
+    const acc = await createAccount(t);
+    const o = await offerWithFee(t, 400);
+    await offerTransition(o.uuid, 'publish');
+    const came = await applyFor(t, o.uuid, acc.uuid);
+    const away = await applyFor(t, o.uuid, acc.uuid);
+    await transitionOk(t, came.uuid, 'participated');
+    await transitionOk(t, away.uuid, 'noshow');
+    expect((await ledgerOfAccount(t, acc.uuid)).balance).toBe(800);
+    await offerTransition(o.uuid, 'cancel');
+    expect((await ledgerOfAccount(t, acc.uuid)).balance).toBe(0);
+    await offerTransition(o.uuid, 'relaunch');
+    for (const a of [came, away]) expect(await postingsOf(t, a.uuid)).toEqual([['charge', 400], ['cancellation', -400], ['charge', 400]]);
+    expect((await ledgerOfAccount(t, acc.uuid)).balance).toBe(800);
+    // One that went to participated without a charge (waitlisted before) still keeps none.
+    const late = await applyFor(t, o.uuid, acc.uuid, { status: 'waitlisted' });
+    await transitionOk(t, late.uuid, 'participated');
+    await offerTransition(o.uuid, 'cancel');
+    await offerTransition(o.uuid, 'relaunch');
+    expect(await postingsOf(t, late.uuid)).toEqual([]);
   });
 });

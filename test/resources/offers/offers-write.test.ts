@@ -196,13 +196,18 @@ describe('POST /offers/{uuid}/transition', () => {
     expect(a.body.status).toEqual(['published']);
     const b = await t.post(`/offers/${x.uuid}/transition`, { transition: 'cancel', notify: false, commit: true });
     expect(b.status, b.text).toBe(200);
-    const c = await t.post(`/offers/${x.uuid}/transition`, { transition: 'relaunch', notify: null, commit: false });
+    // Issue 22.5: an offer transition holds nothing back, so `commit: false` is refused rather than ignored,
+    // with or without notify, and nothing changes.
+    for (const body of [{ commit: false }, { notify: null, commit: false }, { notify: true, commit: false }]) {
+      const c = expectProblem(await t.post(`/offers/${x.uuid}/transition`, { transition: 'relaunch', ...body }), 422);
+      expect(c.violations).toEqual([expect.objectContaining({ propertyPath: 'commit' })]);
+      expect(c.detail).toMatch(/^commit: An offer transition holds nothing back/);
+      expect(c.type).toBe(`/validation_errors/${c.violations?.[0].code}`);
+    }
+    expect((await t.get(`/offers/${x.uuid}`)).body.status).toEqual(['published', 'cancelled']);
+    const c = await t.post(`/offers/${x.uuid}/transition`, { transition: 'relaunch', notify: null, commit: true });
     expect(c.status, c.text).toBe(200);
     expect(c.body.status).toEqual(['published']);
-    // As on applications: notify true with commit false is refused, and so are wrong types.
-    const p = expectProblem(await t.post(`/offers/${x.uuid}/transition`, { transition: 'cancel', notify: true, commit: false }), 422);
-    expect(p.violations?.[0]).toMatchObject({ propertyPath: 'notify' });
-    expect(p.type).toBe(`/validation_errors/${p.violations?.[0].code}`);
     const q = expectProblem(await t.post(`/offers/${x.uuid}/transition`, { transition: 'cancel', commit: 'yes' }), 422);
     expect(q.violations?.[0]).toMatchObject({ propertyPath: 'commit' });
     // Nothing changed by the refused requests.

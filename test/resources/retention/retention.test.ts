@@ -29,7 +29,9 @@ beforeAll(async () => {
   const edition = (await createEdition(t, { procedure: 'firstcome' })).uuid;
   old = await offerEndedWeeksAgo(t, 13, edition);
   old2 = await offerEndedWeeksAgo(t, 40, edition);
-  recent = await offerEndedWeeksAgo(t, 11, edition);
+  // In an edition of its own: retention counts from the end of an edition's holidays, or without a holiday task
+  // from its last offer date (D2, issue 22.9), so a recent offer in `edition` would keep all of its children.
+  recent = await offerEndedWeeksAgo(t, 11);
   // Weekly, four times; the last occurrence ended 13 weeks ago (the first 16 weeks ago).
   const firstEnd = weeksAgo(16);
   recurring = await createOffer(t, {
@@ -70,6 +72,18 @@ beforeAll(async () => {
   apps.recurring = await apply(t, recurring.uuid, kids.recurring.uuid);
   kids.noDates = await createParticipant(t);
   apps.noDates = await apply(t, noDates.uuid, kids.noDates.uuid);
+  // Issue 22.9, D2: retentionWeeks after the edition's holidays end, not after the offer's own end. An offer that
+  // ended 13 weeks ago, early in holidays that ended 11 weeks ago, keeps its children.
+  const summer = (await createEdition(t, {
+    procedure: 'firstcome', tasks: [{ type: 'holiday', title: 'Sommerferien', begin: weeksAgo(20), end: weeksAgo(11) }],
+  })).uuid;
+  kids.holidays = await createParticipant(t);
+  apps.holidays = await apply(t, (await offerEndedWeeksAgo(t, 13, summer)).uuid, kids.holidays.uuid);
+  // Without a holiday task: the edition's last offer date (a later offer of the same edition ended 11 weeks ago).
+  const autumn = (await createEdition(t, { procedure: 'firstcome' })).uuid;
+  kids.lastOffer = await createParticipant(t);
+  apps.lastOffer = await apply(t, (await offerEndedWeeksAgo(t, 13, autumn)).uuid, kids.lastOffer.uuid);
+  await offerEndedWeeksAgo(t, 11, autumn);
   // A child paying for itself (its own debtor) with a receipt.
   kids.payer = await createParticipant(t, { firstname: 'Paula', lastname: 'Selbstzahlerin' });
   apps.payer = await apply(t, old.uuid, kids.payer.uuid);
@@ -90,12 +104,21 @@ beforeAll(async () => {
 });
 
 const gone = ['a', 'd1', 'r', 'recurring', 'noDates', 'payer', 'idleOld'];
-const kept = ['d2', 'recent', 'mixed', 'idleNew'];
+const kept = ['d2', 'recent', 'mixed', 'idleNew', 'holidays', 'lastOffer'];
 
 describe('who is due (retentionWeeks 12)', () => {
   it('pseudonymises the children whose offers all ended more than 12 weeks ago, and no one else', () => {
     expect(first.participantUuids.sort()).toEqual(gone.map((k) => kids[k].uuid).sort());
     for (const k of kept) expect(first.participantUuids, k).not.toContain(kids[k].uuid);
+  });
+
+  it('counts from the end of the edition\'s holidays (or its last offer date), not the offer\'s own end (D2, issue 22.9)', async () => {
+    for (const k of ['holidays', 'lastOffer']) {
+      const res = await t.get(`/participants/${kids[k].uuid}`);
+      expect(res.status).toBe(200);
+      expect(res.body, k).not.toHaveProperty('pseudonymisedAt');
+      expect(res.body.firstname, k).toBe(kids[k].firstname);
+    }
   });
 
   it('removes the data of the accounts left without a living child and of old childless ones', () => {

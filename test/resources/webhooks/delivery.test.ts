@@ -242,11 +242,27 @@ describe('webhook delivery', () => {
     expect(r.received[0]!.verified).toEqual([true, true]);
     expect(r.received[0]!.signature.split(' ')).toHaveLength(2);
     // Once the previous secret's day is over, only the new one signs.
-    await sql`update ${qualified(t.tenant.schema, 'webhooks')} set previous_secret_until = now() - interval '1 second' where uuid = ${w.uuid}::uuid`.execute(executorOf(h.orm));
+    await sql`update ${qualified(t.tenant.schema, 'webhooks')} set previous_secrets = (select jsonb_agg(jsonb_set(p, '{until}', to_jsonb(now() - interval '1 second'))) from jsonb_array_elements(previous_secrets) p) where uuid = ${w.uuid}::uuid`.execute(executorOf(h.orm));
     await record(t, 1);
     await deliverUntil(t, () => r.received.length >= 2);
     expect(r.received[1]!.verified).toEqual([false, true]);
     expect((await t.get(`/webhooks/${w.uuid}`)).body.previousSecretValidUntil).toBeUndefined();
+  });
+
+  // Issue 22.12: the first rotation's previous secret was announced valid for 24 hours; a second rotation kept
+  // only its own previous secret, so the first stopped verifying at once.
+  it('a second rotation within the day keeps every previous secret that is still announced as valid', async () => {
+    const t = await h.tenant();
+    const r = await receiver();
+    const w = await subscribe(t, r);
+    const first = (await t.post(`/webhooks/${w.uuid}/rotate-secret`)).body;
+    const second = (await t.post(`/webhooks/${w.uuid}/rotate-secret`)).body;
+    expect(second.previousSecretValidUntil >= first.previousSecretValidUntil).toBe(true);
+    r.secrets = [w.secret, first.secret, second.secret];
+    await record(t, 1);
+    await deliverUntil(t, () => r.received.length >= 1);
+    expect(r.received[0]!.verified).toEqual([true, true, true]);
+    expect(r.received[0]!.signature.split(' ')).toHaveLength(3);
   });
 
   it('a redirect is a failed attempt (not followed); a 2xx with a large body is read only up to 64 KiB', async () => {
