@@ -102,12 +102,13 @@ export function addReferenceExamples(schemas: Record<string, Json>): void {
  * the hour. Optional query parameters therefore carry their example as a named example marked `x-disabled` (Scalar
  * shows it, unticked): nothing is sent unless the caller ticks it.
  */
-function disableQueryExample(param: Json): void {
-  if (param.in !== 'query' || param.required) return;
+export function disableQueryExample(param: Json): Json {
+  if (param.in !== 'query' || param.required) return param;
   const schema: Json = param.schema ?? {};
   const value = schema.examples?.[0] ?? schema.default ?? schema.enum?.[0] ?? (schema.items?.enum?.[0] !== undefined ? [schema.items.enum[0]] : undefined);
-  if (value === undefined) return;
+  if (value === undefined) return param;
   param.examples = { example: { summary: 'An example; not sent unless ticked', value, 'x-disabled': true } };
+  return param;
 }
 
 function jsonTypeOf(v: unknown): string {

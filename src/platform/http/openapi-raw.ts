@@ -1,3 +1,4 @@
+import { disableQueryExample } from './openapi-annotations.js';
 import type { Meta } from './trpc.js';
 
 // The OpenAPI side of raw.ts (issue 21): a procedure whose body is a file (`rawBody`) documents the file as its
@@ -24,7 +25,7 @@ export function describeRawOperations(paths: Record<string, Record<string, Json>
         };
         op.parameters = [
           ...(op.parameters ?? []),
-          { name: 'name', in: 'query', required: false, description: 'the file\'s name, when no Content-Disposition is sent', schema: { type: 'string', examples: ['impfpass.pdf'] } },
+          disableQueryExample({ name: 'name', in: 'query', required: false, description: 'the file\'s name, when no Content-Disposition is sent', schema: { type: 'string', examples: ['impfpass.pdf'] } }),
           { name: 'Content-Disposition', in: 'header', required: false, description: 'the file\'s name as RFC 6266 writes it: `attachment; filename="impfpass.pdf"` (`filename*` for non-ASCII names)', schema: { type: 'string' } },
         ];
       }

@@ -62,13 +62,16 @@ describe('unknown body fields', () => {
   });
 
   it('applies to every operation with a body, by construction', async () => {
-    const procs = appRouter._def.procedures as unknown as Record<string, { _def: { meta?: { access?: string; openapi?: { method: string; path: string } } } }>;
-    const bodyOps = Object.values(procs).map((p) => p._def.meta!).filter((m) => m.openapi && ['POST', 'PATCH', 'PUT'].includes(m.openapi.method) && m.access === 'write');
+    const procs = appRouter._def.procedures as unknown as Record<string, { _def: { meta?: { access?: string; roles?: string[]; rawBody?: unknown; openapi?: { method: string; path: string } } } }>;
+    const bodyOps = Object.values(procs).map((p) => p._def.meta!).filter((m) => m.openapi && ['POST', 'PATCH', 'PUT'].includes(m.openapi.method) && m.access === 'write' && !m.rawBody); // a file body (POST /files) is no JSON object
     expect(bodyOps.length).toBeGreaterThan(20);
     const fakeId = '4c1f5a2e-9b7d-4e3a-8f21-6d0c9e8b7a65';
+    // The family channel's procedures are the website token's (D11); every other one an admin's.
+    const website = await t.token({ role: 'website', name: 'Website' });
     for (const m of bodyOps) {
       const path = m.openapi!.path.replace(/\{[^}]+\}/g, fakeId);
-      const res = await t.request(m.openapi!.method, path, { body: { zzNoSuchField: 1 } });
+      const token = m.roles?.includes('website') ? website : undefined;
+      const res = await t.request(m.openapi!.method, path, { body: { zzNoSuchField: 1 }, token });
       const p = expectProblem(res, 422);
       expect(p.detail.split('\n'), `${m.openapi!.method} ${m.openapi!.path}`).toContain('zzNoSuchField: unknown field');
     }
