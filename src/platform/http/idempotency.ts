@@ -9,7 +9,8 @@ import { badRequest, Problem } from './problem.js';
 // - A POST with an `Idempotency-Key` header (1-255 visible ASCII characters) and a valid token claims the key
 //   for that token (table `idempotency_keys` in the tenant's schema, so per token and per tenant) before any
 //   work. Its answer (status, body, `Content-Type`, `Location`, `Allow`, `WWW-Authenticate`) is stored when it
-//   is sent; a 5xx is not stored (the key is released, so a retry does the work).
+//   is sent; a 5xx, or an answer with Retry-After (a conflict's 409), is not stored (the key is released, so a
+//   retry does the work).
 // - A retry with the same key, the same method, path and body gets the stored answer again, with
 //   `Idempotent-Replayed: true`, and nothing is done twice.
 // - The same key with another method, path or body: 422 (the key belongs to another request).
@@ -88,7 +89,7 @@ export async function idempotency(
   }
 }
 
-/** Stores the answer of the request that claimed the key when it is sent; a 5xx releases the key. */
+/** Stores the answer of the request that claimed the key when it is sent; a 5xx (or an answer with Retry-After) releases the key. */
 function record(res: Response, o: { db: TenantExecutor; tokenId: string; key: string; log: Logger }): void {
   const end = res.end.bind(res) as (...args: unknown[]) => Response;
   let done = false;
@@ -103,7 +104,8 @@ function record(res: Response, o: { db: TenantExecutor; tokenId: string; key: st
         const v = res.getHeader(h);
         if (v !== undefined) headers[h] = String(v);
       }
-      const write = status >= 500
+      // An answer that asks to be sent again (a 409 of a conflict with a concurrent change, issue 23) did nothing.
+      const write = status >= 500 || res.getHeader('Retry-After') !== undefined
         ? o.db.deleteFrom('idempotency_keys').where('token_uuid', '=', o.tokenId).where('key', '=', o.key)
         : o.db.updateTable('idempotency_keys').set({ status, headers: JSON.stringify(headers), body, completed_at: sql`now()` })
           .where('token_uuid', '=', o.tokenId).where('key', '=', o.key);

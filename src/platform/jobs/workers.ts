@@ -11,6 +11,8 @@ import {
   type JobSender, type QueueName, type TenantJobData, type TenantJobHandler, type TenantJobHandlers,
 } from './queue.js';
 import type { Executor } from '../db/sql.js';
+import { placesOf } from '../db/bulkhead.js';
+import { tenantPoolShare } from '../db/pool-guard.js';
 import type { Tenant } from '../tenancy/tenant.js';
 
 // D9: one pg-boss instance (its own schema) for all tenants, the tenant in each job's data. Queue names and
@@ -129,7 +131,10 @@ export async function workTenantJobs(boss: PgBoss, orm: Orm, log: Logger, handle
     // so the queues a family waits on poll every half second (pg-boss's minimum), the others every second.
     const fast = name === QUEUES.mailSend || name === QUEUES.offerRefill || name === QUEUES.webhookDeliver;
     const polling = { pollingIntervalSeconds: fast ? 0.5 : 1, notifyPollingIntervalSeconds: 2 };
-    await boss.work<TenantJobData>(name, { ...polling, localConcurrency: CONCURRENCY[name] ?? 1 }, async ([job]) => {
+    // Issue 23: one tenant's jobs take at most its share (PG_TENANT_POOL_SHARE) of the queue's slots in this worker.
+    const slots = CONCURRENCY[name] ?? 1;
+    const perTenant = slots > 1 ? { localGroupConcurrency: placesOf(tenantPoolShare(), slots) } : {};
+    await boss.work<TenantJobData>(name, { ...polling, localConcurrency: slots, ...perTenant }, async ([job]) => {
       await runTenantJob(orm, log, handler, job.data, sender);
     });
   }
