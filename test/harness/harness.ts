@@ -99,7 +99,7 @@ export type HarnessOptions = {
 };
 
 export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> {
-  const orm = await createOrm(opts.databaseUrl ?? inject('databaseUrl'), { entities, poolMax: 8, preparedStatements: opts.preparedStatements });
+  const orm = await createOrm(opts.databaseUrl ?? inject('databaseUrl'), { entities, poolMax: 8, preparedStatements: opts.preparedStatements, log: opts.log ?? silent });
   if (opts.databaseUrl) await migrateControl(orm);
   const registry = opts.registry ? opts.registry(executorOf(orm)) : new TenantRegistry(executorOf(orm), 0);
   const rateLimiter = opts.rateLimiter ?? generousRateLimiter();

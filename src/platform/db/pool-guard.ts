@@ -166,7 +166,7 @@ export class PoolGuard {
            array_agg(distinct c.relname::text order by c.relname::text) as tables
          from pg_locks l join pg_class c on c.oid = l.relation join pg_namespace n on n.oid = c.relnamespace
          join pg_stat_activity a on a.pid = l.pid
-         where l.granted and n.nspname = $1 and a.pid <> pg_backend_pid() and a.xact_start < now() - make_interval(secs => $2)
+         where l.granted and c.relkind in ('r', 'p') and n.nspname = $1 and a.pid <> pg_backend_pid() and a.xact_start < now() - make_interval(secs => $2)
          group by a.pid, a.state, a.xact_start, a.application_name order by a.xact_start limit 3`,
         [schema, olderThanSeconds],
       );
