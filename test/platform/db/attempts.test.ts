@@ -35,12 +35,12 @@ describe('runAttempts', () => {
   it('reads a failure from a resolved value (tRPC\'s { ok: false }) and leaves other errors alone', async () => {
     let runs = 0;
     const r = await runAttempts(async () => (++runs === 1 ? { ok: false, error: { cause: { code: '40001' } } } : { ok: true }), {
-      offers: null, failureOf: (v) => (v.ok ? null : v.error.cause), pause: () => 0,
+      offers: null, failureOf: (v) => (v.ok ? null : v.error?.cause), pause: () => 0,
     });
     expect(r).toEqual({ ok: true });
     expect(runs).toBe(2);
     runs = 0;
-    const other = await runAttempts(async () => { runs++; return { ok: false, error: { cause: { code: '23505' } } }; }, { offers: null, failureOf: (v) => (v.ok ? null : v.error.cause) });
+    const other = await runAttempts(async () => { runs++; return { ok: false, error: { cause: { code: '23505' } } }; }, { offers: null, failureOf: (v) => (v.ok ? null : v.error?.cause) });
     expect(other.ok).toBe(false);
     expect(runs).toBe(1);
   });
