@@ -24,6 +24,7 @@ export const SCENARIOS: Scenario[] = [
   { name: 'limiter', file: 'bench/limiter.ts', title: 'Redis rate limiter overhead, issue 10.5' },
   { name: 'events', file: 'bench/events.ts', title: 'Event log and feed, issue 14' },
   { name: 'webhooks', file: 'bench/webhooks.ts', title: 'Webhook delivery, issue 14' },
+  { name: 'lock', file: 'bench/lock-isolation.ts', title: 'One municipality never takes the others down, issue 23' },
 ];
 
 const DOC = 'docs/benchmarks.md';

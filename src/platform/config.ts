@@ -48,3 +48,45 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     metricsToken: env.METRICS_TOKEN || undefined,
   };
 }
+
+/**
+ * Issue 23: the database's timeouts and shares of the pool, in one place (README "Configuration",
+ * docs/operations.md "When the database is busy"). Milliseconds are whole numbers ≥ 0 (0: no limit); shares are
+ * fractions 0 < x ≤ 1 of a process's pool. A value that does not parse falls back to the default.
+ */
+export type DatabaseSettings = {
+  timeouts: {
+    request: { lockMs: number; statementMs: number };
+    job: { lockMs: number; statementMs: number };
+    migration: { lockMs: number; statementMs: number };
+    idleInTransactionMs: number;
+  };
+  tenantPoolShare: number;
+  offerPoolShare: number;
+  poolWaitMs: number;
+};
+
+function millis(value: string | undefined, fallback: number, min = 0): number {
+  if (value === undefined || value.trim() === '') return fallback;
+  const n = Number(value);
+  return Number.isInteger(n) && n >= min ? n : fallback;
+}
+
+function share(value: string | undefined, fallback: number): number {
+  const n = Number(value);
+  return value !== undefined && value.trim() !== '' && n > 0 && n <= 1 ? n : fallback;
+}
+
+export function databaseSettings(env: NodeJS.ProcessEnv = process.env): DatabaseSettings {
+  return {
+    timeouts: {
+      request: { lockMs: millis(env.PG_LOCK_TIMEOUT_MS, 3_000), statementMs: millis(env.PG_STATEMENT_TIMEOUT_MS, 30_000) },
+      job: { lockMs: millis(env.PG_JOB_LOCK_TIMEOUT_MS, 30_000), statementMs: millis(env.PG_JOB_STATEMENT_TIMEOUT_MS, 600_000) },
+      migration: { lockMs: millis(env.PG_MIGRATION_LOCK_TIMEOUT_MS, 60_000), statementMs: millis(env.PG_MIGRATION_STATEMENT_TIMEOUT_MS, 0) },
+      idleInTransactionMs: millis(env.PG_IDLE_IN_TRANSACTION_TIMEOUT_MS, 60_000),
+    },
+    tenantPoolShare: share(env.PG_TENANT_POOL_SHARE, 0.5),
+    offerPoolShare: share(env.PG_OFFER_POOL_SHARE, 0.3),
+    poolWaitMs: millis(env.PG_POOL_WAIT_MS, 5_000, 1),
+  };
+}

@@ -112,9 +112,3 @@ export class KeyedSemaphore {
 export function placesOf(share: number, poolSize: number): number {
   return Math.max(1, Math.floor(share * poolSize + 1e-9));
 }
-
-/** A fraction 0 < x ≤ 1 from the environment, else the default. */
-export function shareSetting(value: string | undefined, fallback: number): number {
-  const n = Number(value);
-  return value !== undefined && value.trim() !== '' && n > 0 && n <= 1 ? n : fallback;
-}

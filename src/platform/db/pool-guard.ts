@@ -1,6 +1,7 @@
 import pg from 'pg';
 import type { Logger } from '../logging/logger.js';
-import { KeyedSemaphore, placesOf, shareSetting, type ShareScope } from './bulkhead.js';
+import { databaseSettings } from '../config.js';
+import { KeyedSemaphore, placesOf, type ShareScope } from './bulkhead.js';
 import type { RetryReason } from './attempts.js';
 import type { DbTimeouts } from './timeouts.js';
 
@@ -11,18 +12,17 @@ import type { DbTimeouts } from './timeouts.js';
 
 /** `PG_TENANT_POOL_SHARE` (0.5): the share of a process's pool one municipality's requests and jobs may hold. */
 export function tenantPoolShare(env: NodeJS.ProcessEnv = process.env): number {
-  return shareSetting(env.PG_TENANT_POOL_SHARE, 0.5);
+  return databaseSettings(env).tenantPoolShare;
 }
 
 /** `PG_OFFER_POOL_SHARE` (0.3): the share of the pool the writers of one offer (its row lock) may hold. */
 export function offerPoolShare(env: NodeJS.ProcessEnv = process.env): number {
-  return shareSetting(env.PG_OFFER_POOL_SHARE, 0.3);
+  return databaseSettings(env).offerPoolShare;
 }
 
 /** `PG_POOL_WAIT_MS` (5000): how long a request waits for its municipality's or offer's share before 503. */
 export function poolWaitMs(env: NodeJS.ProcessEnv = process.env): number {
-  const n = Number(env.PG_POOL_WAIT_MS);
-  return env.PG_POOL_WAIT_MS !== undefined && Number.isInteger(n) && n > 0 ? n : 5_000;
+  return databaseSettings(env).poolWaitMs;
 }
 
 export type PoolEvents = {

@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { databaseSettings } from '../config.js';
 
 // Issue 23: every connection of the service waits for a lock and runs a statement for a bounded time. Without
 // `lock_timeout` one transaction holding one offer's row (an operator's psql, a hung job) made every pooled
@@ -14,26 +15,15 @@ export type TimeoutProfile = 'request' | 'job' | 'migration';
 export type Timeouts = { lockMs: number; statementMs: number };
 export type DbTimeouts = Record<TimeoutProfile, Timeouts> & { idleInTransactionMs: number };
 
-/** A non-negative whole number of milliseconds from the environment (0: no limit), else the default. */
-function ms(value: string | undefined, fallback: number): number {
-  if (value === undefined || value.trim() === '') return fallback;
-  const n = Number(value);
-  return Number.isInteger(n) && n >= 0 ? n : fallback;
-}
-
 /**
- * The settings (README "Configuration"): `PG_LOCK_TIMEOUT_MS` (3000) and `PG_STATEMENT_TIMEOUT_MS` (30000) for
- * requests; `PG_JOB_LOCK_TIMEOUT_MS` (30000) and `PG_JOB_STATEMENT_TIMEOUT_MS` (600000) for background jobs;
- * `PG_MIGRATION_LOCK_TIMEOUT_MS` (60000) and `PG_MIGRATION_STATEMENT_TIMEOUT_MS` (0, none: an index over a large
- * table must not be cut off); `PG_IDLE_IN_TRANSACTION_TIMEOUT_MS` (60000) for every connection.
+ * The settings (config.ts `databaseSettings`, README "Configuration"): `PG_LOCK_TIMEOUT_MS` (3000) and
+ * `PG_STATEMENT_TIMEOUT_MS` (30000) for requests; `PG_JOB_LOCK_TIMEOUT_MS` (30000) and `PG_JOB_STATEMENT_TIMEOUT_MS`
+ * (600000) for background jobs; `PG_MIGRATION_LOCK_TIMEOUT_MS` (60000) and `PG_MIGRATION_STATEMENT_TIMEOUT_MS` (0,
+ * none: an index over a large table must not be cut off); `PG_IDLE_IN_TRANSACTION_TIMEOUT_MS` (60000) for every
+ * connection.
  */
 export function dbTimeouts(env: NodeJS.ProcessEnv = process.env): DbTimeouts {
-  return {
-    request: { lockMs: ms(env.PG_LOCK_TIMEOUT_MS, 3_000), statementMs: ms(env.PG_STATEMENT_TIMEOUT_MS, 30_000) },
-    job: { lockMs: ms(env.PG_JOB_LOCK_TIMEOUT_MS, 30_000), statementMs: ms(env.PG_JOB_STATEMENT_TIMEOUT_MS, 600_000) },
-    migration: { lockMs: ms(env.PG_MIGRATION_LOCK_TIMEOUT_MS, 60_000), statementMs: ms(env.PG_MIGRATION_STATEMENT_TIMEOUT_MS, 0) },
-    idleInTransactionMs: ms(env.PG_IDLE_IN_TRANSACTION_TIMEOUT_MS, 60_000),
-  };
+  return databaseSettings(env).timeouts;
 }
 
 /** The startup parameter `options` that gives a connection `t` as its session defaults. */

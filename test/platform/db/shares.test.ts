@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { KeyedSemaphore, placesOf, shareSetting, ShareFull } from '../../../src/platform/db/bulkhead.js';
+import { KeyedSemaphore, placesOf, ShareFull } from '../../../src/platform/db/bulkhead.js';
 import { offerPoolShare, poolWaitMs, tenantPoolShare } from '../../../src/platform/db/pool-guard.js';
 
 // Issue 23: the shares of the pool (bulkhead.ts): per key at most `limit` places, the rest waiting in order,
@@ -53,8 +53,9 @@ describe('KeyedSemaphore', () => {
     expect(placesOf(0.3, 8)).toBe(2);
     expect(placesOf(0.1, 4)).toBe(1);
     expect(placesOf(1, 10)).toBe(10);
-    expect(shareSetting('0.25', 0.5)).toBe(0.25);
-    for (const bad of ['0', '-1', '1.5', 'x', '']) expect(shareSetting(bad, 0.5)).toBe(0.5);
+    expect(tenantPoolShare({ PG_TENANT_POOL_SHARE: '0.25' })).toBe(0.25);
+    for (const bad of ['0', '-1', '1.5', 'x', '']) expect(tenantPoolShare({ PG_TENANT_POOL_SHARE: bad })).toBe(0.5);
+    expect(poolWaitMs({ PG_POOL_WAIT_MS: '0' })).toBe(5_000);
     expect(tenantPoolShare({})).toBe(0.5);
     expect(offerPoolShare({})).toBe(0.3);
     expect(tenantPoolShare({ PG_TENANT_POOL_SHARE: '0.7' })).toBe(0.7);
