@@ -2841,7 +2841,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -3037,7 +3037,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -3172,7 +3172,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -3315,7 +3315,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -3559,7 +3559,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -3699,7 +3699,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -3909,7 +3909,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -4044,7 +4044,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -4187,7 +4187,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -4459,7 +4459,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -4599,7 +4599,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -4814,7 +4814,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -4949,7 +4949,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -5053,7 +5053,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflicts with the record's state */
+            /** @description Conflicts with the record's state (or with a change of the same records at the same moment: then it carries `Retry-After`, send it again) */
             409: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -5111,7 +5111,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -5387,7 +5387,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -5527,7 +5527,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflicts with the record's state */
+            /** @description Conflicts with the record's state (or with a change of the same records at the same moment: then it carries `Retry-After`, send it again) */
             409: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -5630,7 +5630,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -5849,7 +5849,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -5982,7 +5982,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -6253,7 +6253,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -6370,7 +6370,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -6474,7 +6474,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflicts with the record's state */
+            /** @description Conflicts with the record's state (or with a change of the same records at the same moment: then it carries `Retry-After`, send it again) */
             409: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -6532,7 +6532,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -6914,7 +6914,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -7053,7 +7053,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflicts with the record's state */
+            /** @description Conflicts with the record's state (or with a change of the same records at the same moment: then it carries `Retry-After`, send it again) */
             409: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -7156,7 +7156,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -7372,7 +7372,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -7585,7 +7585,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -7801,7 +7801,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -7941,7 +7941,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -8150,7 +8150,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -8285,7 +8285,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -8428,7 +8428,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -8692,7 +8692,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -8833,7 +8833,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -9037,7 +9037,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -9172,7 +9172,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -9276,7 +9276,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflicts with the record's state */
+            /** @description Conflicts with the record's state (or with a change of the same records at the same moment: then it carries `Retry-After`, send it again) */
             409: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -9334,7 +9334,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -9594,7 +9594,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -9765,7 +9765,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -9972,7 +9972,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -10145,7 +10145,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -10280,7 +10280,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -10384,7 +10384,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflicts with the record's state */
+            /** @description Conflicts with the record's state (or with a change of the same records at the same moment: then it carries `Retry-After`, send it again) */
             409: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -10442,7 +10442,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -10589,7 +10589,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflicts with the record's state */
+            /** @description Conflicts with the record's state (or with a change of the same records at the same moment: then it carries `Retry-After`, send it again) */
             409: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -10711,7 +10711,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -10849,7 +10849,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflicts with the record's state */
+            /** @description Conflicts with the record's state (or with a change of the same records at the same moment: then it carries `Retry-After`, send it again) */
             409: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -10952,7 +10952,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -11091,7 +11091,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflicts with the record's state */
+            /** @description Conflicts with the record's state (or with a change of the same records at the same moment: then it carries `Retry-After`, send it again) */
             409: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -11194,7 +11194,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -11333,7 +11333,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -11468,7 +11468,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -11610,7 +11610,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -11745,7 +11745,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -11877,7 +11877,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -12009,7 +12009,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -12149,7 +12149,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -12284,7 +12284,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -12426,7 +12426,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -12639,7 +12639,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -12774,7 +12774,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -12906,7 +12906,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -13038,7 +13038,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -13180,7 +13180,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflicts with the record's state */
+            /** @description Conflicts with the record's state (or with a change of the same records at the same moment: then it carries `Retry-After`, send it again) */
             409: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -13283,7 +13283,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -13421,7 +13421,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -13556,7 +13556,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -13696,7 +13696,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -13898,7 +13898,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -14033,7 +14033,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -14176,7 +14176,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -14424,7 +14424,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -14633,7 +14633,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -14792,7 +14792,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -14918,7 +14918,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflicts with the record's state */
+            /** @description Conflicts with the record's state (or with a change of the same records at the same moment: then it carries `Retry-After`, send it again) */
             409: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -15021,7 +15021,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
