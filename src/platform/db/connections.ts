@@ -6,7 +6,7 @@ import { connectionAffinityWanted, useConnectionAffinity } from './affinity.js';
 import { GuardedDialect } from './guarded-dialect.js';
 import { PoolGuard } from './pool-guard.js';
 import { usePreparedStatements, type PreparedSwitch } from './prepared.js';
-import { dbTimeouts, startupOptions, type DbTimeouts } from './timeouts.js';
+import { dbTimeouts, startupOptions, type DbTimeouts, type TimeoutProfile } from './timeouts.js';
 
 // The service's connection pool (issue 23): pg's Pool, configured as MikroORM would (host, port, user,
 // password and database from the URL; dates and timestamps as text), plus what this service adds: the request
@@ -24,6 +24,8 @@ export type DatabaseOptions = {
   timeouts?: DbTimeouts;
   /** Test hooks: shares and wait other than the settings'. */
   shares?: { tenant?: number; offer?: number; waitMs?: number };
+  /** The timeouts of the pool's own sessions and transactions: `request` (the service), `job` (the operator CLI). */
+  profile?: TimeoutProfile;
 };
 
 /** Connection settings from a URL, as MikroORM reads them (only host, port, user, password and database). */
@@ -50,6 +52,7 @@ function typeOverrides(): pg.CustomTypesConfig {
 
 export function createDatabase(url: string, opts: DatabaseOptions): Database {
   const timeouts = opts.timeouts ?? dbTimeouts();
+  const profile = opts.profile ?? 'request';
   const base = connectionConfig(url);
   const pool = new pg.Pool({
     ...base,
@@ -61,7 +64,7 @@ export function createDatabase(url: string, opts: DatabaseOptions): Database {
     types: typeOverrides(),
     // The request profile as every connection's session defaults (no round trip). A pooler ignores them
     // (PgBouncer's ignore_startup_parameters); transactions set their own anyway (guarded-dialect.ts).
-    options: startupOptions(timeouts.request, timeouts.idleInTransactionMs),
+    options: startupOptions(timeouts[profile], timeouts.idleInTransactionMs),
   });
   // A connection dropped by the server is reported as an `error` event; without a listener it would end the process.
   pool.on('connect', (client) => client.on('error', (err) => opts.log.warn({ code: (err as { code?: string }).code, reason: err.message.slice(0, 200) }, 'PostgreSQL connection error')));
@@ -72,7 +75,7 @@ export function createDatabase(url: string, opts: DatabaseOptions): Database {
   // A schema's requests prefer one connection of the pool (affinity.ts); PG_CONNECTION_AFFINITY=off: none.
   if (opts.connectionAffinity ?? connectionAffinityWanted()) useConnectionAffinity(pool);
   const probeConfig: pg.PoolConfig = { ...base, options: '-c statement_timeout=2000 -c lock_timeout=1000' };
-  const guard = new PoolGuard(pool, opts.poolMax, timeouts, opts.log, probeConfig, opts.shares);
+  const guard = new PoolGuard(pool, opts.poolMax, timeouts, opts.log, probeConfig, opts.shares, profile);
   return { dialect: new GuardedDialect(new PostgresDialect({ pool }), guard), guard, pool, timeouts };
 }
 
@@ -90,7 +93,7 @@ export async function detectPooler(db: Database): Promise<Pooler> {
     const r = await client.query<{ pid: number; lock: string }>(`select pg_backend_pid() as pid, (select setting from pg_settings where name = 'lock_timeout') as lock`);
     const row = r.rows[0]!;
     const own = (client as unknown as { processID?: unknown }).processID;
-    const sessionTimeouts = Number(row.lock) === db.timeouts.request.lockMs;
+    const sessionTimeouts = Number(row.lock) === db.timeouts[db.guard.profile].lockMs;
     const pooled = (typeof own === 'number' && own !== row.pid) || !sessionTimeouts;
     return { pooled, sessionTimeouts };
   } finally {

@@ -121,7 +121,7 @@ class GuardedDriver implements Driver {
       if (settings.accessMode) begin += ` ${settings.accessMode}`;
     }
     // One round trip (the simple protocol allows several statements without parameters).
-    await unwrap(connection).executeQuery(CompiledQuery.raw(`${begin}; ${setLocalSql(this.guard.timeouts[currentTimeoutProfile()])}`));
+    await unwrap(connection).executeQuery(CompiledQuery.raw(`${begin}; ${setLocalSql(this.guard.timeouts[currentTimeoutProfile(this.guard.profile)])}`));
     if (connection instanceof GuardedConnection) connection.held.inTransaction = true;
   }
 

@@ -6,7 +6,7 @@ import { createDatabase, detectPooler } from './connections.js';
 import type { PoolGuard } from './pool-guard.js';
 import { preparedStatementsSetting, type PreparedSwitch } from './prepared.js';
 import { assertSchemaName, sql, type Executor } from './sql.js';
-import { withTimeoutProfile } from './timeouts.js';
+import { withTimeoutProfile, type TimeoutProfile } from './timeouts.js';
 
 export type Orm = MikroORM;
 export type { EntityManager };
@@ -41,6 +41,8 @@ export type OrmOptions = {
   log?: Logger;
   /** Test hooks: pool shares and wait other than the settings' (pool-guard.ts). */
   shares?: { tenant?: number; offer?: number; waitMs?: number };
+  /** Timeouts of the pool's sessions and transactions: `request` (default, the service) or `job` (the operator CLI). */
+  profile?: TimeoutProfile;
 };
 
 /**
@@ -51,7 +53,7 @@ export async function createOrm(databaseUrl: string, opts: OrmOptions): Promise<
   const log = opts.log ?? rootLogger;
   const setting = opts.preparedStatements === undefined ? preparedStatementsSetting() : opts.preparedStatements ? 'on' : 'off';
   const prepared: PreparedSwitch = { enabled: setting !== 'off' };
-  const database = createDatabase(databaseUrl, { poolMax: opts.poolMax ?? poolSize(), prepared, connectionAffinity: opts.connectionAffinity, log, shares: opts.shares });
+  const database = createDatabase(databaseUrl, { poolMax: opts.poolMax ?? poolSize(), prepared, connectionAffinity: opts.connectionAffinity, log, shares: opts.shares, profile: opts.profile });
   const orm = await MikroORM.init({
     clientUrl: databaseUrl,
     // The tenant entities (src/entities.ts), handed in by the process that composes the service.

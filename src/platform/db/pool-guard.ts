@@ -3,7 +3,7 @@ import type { Logger } from '../logging/logger.js';
 import { databaseSettings } from '../config.js';
 import { KeyedSemaphore, placesOf, type ShareScope } from './bulkhead.js';
 import type { RetryReason } from './attempts.js';
-import type { DbTimeouts } from './timeouts.js';
+import type { DbTimeouts, TimeoutProfile } from './timeouts.js';
 
 // Issue 23: what the service knows about its pool, in one place: the municipalities' and offers' shares
 // (bulkhead.ts), connections in use per municipality, what went wrong (a share full, the pool saturated, lock
@@ -64,6 +64,8 @@ export class PoolGuard {
     private readonly log: Logger,
     private readonly probeConfig: pg.PoolConfig,
     shares: { tenant?: number; offer?: number; waitMs?: number } = {},
+    /** The timeouts of the pool's sessions, and of its transactions unless a caller chose a profile. */
+    readonly profile: TimeoutProfile = 'request',
   ) {
     const waitMs = shares.waitMs ?? poolWaitMs();
     this.tenants = new KeyedSemaphore('tenant', placesOf(shares.tenant ?? tenantPoolShare(), size), waitMs, (schema, held) => {
@@ -142,7 +144,7 @@ export class PoolGuard {
   /** A statement gave up waiting for a lock (or ran out of time): counted, and logged with who holds the schema's tables. */
   timedOut(kind: 'lock' | 'statement', schema: string | null): void {
     this.emit(kind === 'lock' ? 'lockTimeout' : 'statementTimeout', schema);
-    const t = this.timeouts.request;
+    const t = this.timeouts[this.profile];
     const key = `${kind}:${schema ?? ''}`;
     if (Date.now() - (this.lastLog.get(key) ?? 0) < LOG_EVERY_MS) return;
     this.lastLog.set(key, Date.now());

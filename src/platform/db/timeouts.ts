@@ -43,8 +43,9 @@ export function withTimeoutProfile<T>(p: TimeoutProfile, fn: () => T): T {
   return profile.run(p, fn);
 }
 
-export function currentTimeoutProfile(): TimeoutProfile {
-  return profile.getStore() ?? 'request';
+/** The profile `withTimeoutProfile` set around the caller, else `fallback` (the pool's own: `request` for the service). */
+export function currentTimeoutProfile(fallback: TimeoutProfile = 'request'): TimeoutProfile {
+  return profile.getStore() ?? fallback;
 }
 
 /**

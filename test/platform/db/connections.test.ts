@@ -37,6 +37,18 @@ describe('timeouts on every connection', () => {
   });
 });
 
+describe('the operator CLI\'s pool (profile job)', () => {
+  it('has the job timeouts as its session defaults and in its transactions', async () => {
+    const orm = await createOrm(direct, { entities, poolMax: 1, log: createLogger('silent'), profile: 'job' });
+    try {
+      expect(await settings(orm)).toEqual({ lock: '30s', statement: '10min', idle: '1min' });
+      expect(await orm.em.getConnection().transactional((trx) => settings(orm, trx))).toEqual({ lock: '30s', statement: '10min', idle: '1min' });
+    } finally {
+      await orm.close();
+    }
+  });
+});
+
 describe('a tenant job', () => {
   const { h, t } = useHarness();
 
