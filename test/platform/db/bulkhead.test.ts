@@ -104,6 +104,10 @@ describe('one offer\'s row held by another transaction', () => {
     const metrics = (await h.request('GET', '/metrics')).text;
     expect(metrics).toMatch(new RegExp(`^hp_db_lock_timeouts_total\\{schema="${a.tenant.schema}"\\} [1-9]\\d*$`, 'm'));
     expect(metrics).toMatch(/^hp_db_pool_connections\{state="size"\} 8$/m);
+    // Writers that waited for the offer's share without their connection and ran again, and those refused.
+    expect(metrics).toMatch(new RegExp(`^hp_db_lock_retries_total\\{schema="${a.tenant.schema}",reason="offer_share"\\} [1-9]\\d*$`, 'm'));
+    expect(metrics).toMatch(new RegExp(`^hp_db_pool_refused_total\\{schema="${a.tenant.schema}",scope="offer"\\} [1-9]\\d*$`, 'm'));
+    expect(metrics).toMatch(new RegExp(`^hp_db_pool_wait_seconds_count\\{schema="${b.tenant.schema}"\\} [1-9]\\d*$`, 'm'));
 
     // Once the row is free, the offer takes applications again.
     await release();
