@@ -23,12 +23,13 @@ export type ShareStats = { key: string; held: number; waiting: number };
 export class KeyedSemaphore {
   private readonly entries = new Map<string, Entry>();
 
-  /** `onFull(key)`: the first request of a key that has to wait (the key reached its limit). */
+  /** `onFull(key)`: the first request of a key that has to wait (the key reached its limit); `onRefused`: a wait ran out. */
   constructor(
     readonly scope: ShareScope,
     readonly limit: number,
     private readonly maxWaitMs: number,
     private readonly onFull?: (key: string, held: number) => void,
+    private readonly onRefused?: (key: string, waitedMs: number) => void,
   ) {
     if (!(limit >= 1)) throw new Error('a share needs a limit of at least 1');
   }
@@ -67,6 +68,7 @@ export class KeyedSemaphore {
           const at = e.queue.indexOf(w);
           if (at >= 0) e.queue.splice(at, 1);
           this.tidy(key, e);
+          this.onRefused?.(key, Date.now() - started);
           reject(new ShareFull(this.scope, key, Date.now() - started));
         }, this.maxWaitMs);
         w.timer.unref();

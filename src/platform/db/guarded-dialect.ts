@@ -4,7 +4,6 @@ import {
 } from 'kysely';
 import { connectionLane } from './affinity.js';
 import { currentAttempt, type Attempt } from './attempts.js';
-import { ShareFull } from './bulkhead.js';
 import type { PoolGuard } from './pool-guard.js';
 import { currentTimeoutProfile, lockConflictOf, setLocalSql } from './timeouts.js';
 
@@ -88,14 +87,8 @@ class GuardedDriver implements Driver {
     // A use case holding a connection (its transaction) that needs another one must not wait for its own share:
     // up to two such checkouts skip it.
     const nested = !!attempt && attempt.connections > 0 && attempt.connections < 3;
-    if (schema && !nested) {
-      try {
-        release = await this.guard.tenants.acquire(schema);
-      } catch (err) {
-        if (err instanceof ShareFull) this.guard.refused('tenant', schema, err.waitedMs);
-        throw err;
-      }
-    }
+    // A wait that runs out is `ShareFull` (503), counted and logged by the guard.
+    if (schema && !nested) release = await this.guard.tenants.acquire(schema);
     let connection: DatabaseConnection;
     try {
       connection = await this.inner.acquireConnection(options);

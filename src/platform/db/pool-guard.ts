@@ -3,7 +3,7 @@ import type { Logger } from '../logging/logger.js';
 import { databaseSettings } from '../config.js';
 import { KeyedSemaphore, placesOf, type ShareScope } from './bulkhead.js';
 import type { RetryReason } from './attempts.js';
-import type { DbTimeouts, TimeoutProfile } from './timeouts.js';
+import { currentTimeoutProfile, type DbTimeouts, type TimeoutProfile } from './timeouts.js';
 
 // Issue 23: what the service knows about its pool, in one place: the municipalities' and offers' shares
 // (bulkhead.ts), connections in use per municipality, what went wrong (a share full, the pool saturated, lock
@@ -71,12 +71,17 @@ export class PoolGuard {
     this.tenants = new KeyedSemaphore('tenant', placesOf(shares.tenant ?? tenantPoolShare(), size), waitMs, (schema, held) => {
       this.warnOnce(`full:${schema}`, { schema, inUse: held, share: this.tenants.limit },
         'database pool: this municipality holds its whole share of connections; its further requests wait (a slow or blocked statement of it?)');
-    });
+    }, (schema, waitedMs) => this.refused('tenant', schema, waitedMs));
     this.offers = new KeyedSemaphore('offer', placesOf(shares.offer ?? offerPoolShare(), size), waitMs, (key, held) => {
       const [schema, offer] = key.split(':');
       this.warnOnce(`full:${key}`, { schema, offer, inUse: held, share: this.offers.limit },
         'database pool: the writers of one offer hold its whole share of connections; its further writers wait (its row locked for long?)');
-    });
+    }, (key, waitedMs) => this.refused('offer', key, waitedMs));
+  }
+
+  /** The lock timeout of the current profile (ms), for a single statement that sets it itself (`set_config(…, true)`). */
+  lockTimeoutMs(): number {
+    return this.timeouts[currentTimeoutProfile(this.profile)].lockMs;
   }
 
   on(listener: PoolEvents): void {
@@ -168,7 +173,8 @@ export class PoolGuard {
            array_agg(distinct c.relname::text order by c.relname::text) as tables
          from pg_locks l join pg_class c on c.oid = l.relation join pg_namespace n on n.oid = c.relnamespace
          join pg_stat_activity a on a.pid = l.pid
-         where l.granted and c.relkind in ('r', 'p') and n.nspname = $1 and a.pid <> pg_backend_pid() and a.xact_start < now() - make_interval(secs => $2)
+         where l.granted and l.database = (select oid from pg_database where datname = current_database())
+           and c.relkind in ('r', 'p') and n.nspname = $1 and a.pid <> pg_backend_pid() and a.xact_start < now() - make_interval(secs => $2)
          group by a.pid, a.state, a.xact_start, a.application_name order by a.xact_start limit 3`,
         [schema, olderThanSeconds],
       );
