@@ -162,8 +162,8 @@ export class PoolGuard {
   }
 
   /**
-   * The oldest transactions holding locks on the schema's tables (pid, state, age, application, tables): who an
-   * operator should look at. No statement text (it may quote data).
+   * The oldest transactions holding locks on the schema's tables and not themselves waiting for one (pid, state,
+   * age, application, tables): who an operator should look at. No statement text (it may quote data).
    */
   private async blockers(schema: string | null, olderThanSeconds: number): Promise<unknown[]> {
     if (!schema) return [];
@@ -175,6 +175,7 @@ export class PoolGuard {
          join pg_stat_activity a on a.pid = l.pid
          where l.granted and l.database = (select oid from pg_database where datname = current_database())
            and c.relkind in ('r', 'p') and n.nspname = $1 and a.pid <> pg_backend_pid() and a.xact_start < now() - make_interval(secs => $2)
+           and a.wait_event_type is distinct from 'Lock'
          group by a.pid, a.state, a.xact_start, a.application_name order by a.xact_start limit 3`,
         [schema, olderThanSeconds],
       );
