@@ -85,8 +85,8 @@ export function databaseSettings(env: NodeJS.ProcessEnv = process.env): Database
       migration: { lockMs: millis(env.PG_MIGRATION_LOCK_TIMEOUT_MS, 60_000), statementMs: millis(env.PG_MIGRATION_STATEMENT_TIMEOUT_MS, 0) },
       idleInTransactionMs: millis(env.PG_IDLE_IN_TRANSACTION_TIMEOUT_MS, 60_000),
     },
-    tenantPoolShare: share(env.PG_TENANT_POOL_SHARE, 0.5),
-    offerPoolShare: share(env.PG_OFFER_POOL_SHARE, 0.3),
+    tenantPoolShare: share(env.PG_TENANT_POOL_SHARE, 0.6),
+    offerPoolShare: share(env.PG_OFFER_POOL_SHARE, 0.2),
     poolWaitMs: millis(env.PG_POOL_WAIT_MS, 5_000, 1),
   };
 }

@@ -10,12 +10,12 @@ import { currentTimeoutProfile, type DbTimeouts, type TimeoutProfile } from './t
 // and statement timeouts, retried conflicts: for /metrics and the log), and a probe connection of its own, so
 // /readyz and the outage probe ask the database, not the (possibly busy) pool.
 
-/** `PG_TENANT_POOL_SHARE` (0.5): the share of a process's pool one municipality's requests and jobs may hold. */
+/** `PG_TENANT_POOL_SHARE` (0.6): the share of a process's pool one municipality's requests and jobs may hold. */
 export function tenantPoolShare(env: NodeJS.ProcessEnv = process.env): number {
   return databaseSettings(env).tenantPoolShare;
 }
 
-/** `PG_OFFER_POOL_SHARE` (0.3): the share of the pool the writers of one offer (its row lock) may hold. */
+/** `PG_OFFER_POOL_SHARE` (0.2): the share of the pool the writers of one offer (its row lock) may hold. */
 export function offerPoolShare(env: NodeJS.ProcessEnv = process.env): number {
   return databaseSettings(env).offerPoolShare;
 }

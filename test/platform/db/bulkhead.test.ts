@@ -13,7 +13,7 @@ import { edition, offer } from '../../resources/offers/helpers.js';
 // second connection holds one offer's row; the writers of that offer end by the lock timeout (503 with
 // Retry-After) or after waiting for the offer's share of the pool, for those requests only, while the other
 // offers of the municipality, another municipality and /readyz answer as usual. The harness's pool has 8
-// connections: a municipality may hold 4, the writers of one offer 2.
+// connections: a municipality may hold 4, the writers of one offer 1.
 const lines: { msg: string; [k: string]: unknown }[] = [];
 const log = createLogger('info', new Writable({ write(c, _e, cb) { for (const l of String(c).split('\n')) if (l) lines.push(JSON.parse(l)); cb(); } }));
 const { h } = useHarness({ log, tenant: false });

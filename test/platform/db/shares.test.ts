@@ -54,10 +54,12 @@ describe('KeyedSemaphore', () => {
     expect(placesOf(0.1, 4)).toBe(1);
     expect(placesOf(1, 10)).toBe(10);
     expect(tenantPoolShare({ PG_TENANT_POOL_SHARE: '0.25' })).toBe(0.25);
-    for (const bad of ['0', '-1', '1.5', 'x', '']) expect(tenantPoolShare({ PG_TENANT_POOL_SHARE: bad })).toBe(0.5);
+    for (const bad of ['0', '-1', '1.5', 'x', '']) expect(tenantPoolShare({ PG_TENANT_POOL_SHARE: bad })).toBe(0.6);
     expect(poolWaitMs({ PG_POOL_WAIT_MS: '0' })).toBe(5_000);
-    expect(tenantPoolShare({})).toBe(0.5);
-    expect(offerPoolShare({})).toBe(0.3);
+    expect(tenantPoolShare({})).toBe(0.6);
+    expect(offerPoolShare({})).toBe(0.2);
+    expect(placesOf(0.6, 8)).toBe(4);
+    expect(placesOf(0.2, 8)).toBe(1);
     expect(tenantPoolShare({ PG_TENANT_POOL_SHARE: '0.7' })).toBe(0.7);
     expect(poolWaitMs({})).toBe(5_000);
     expect(poolWaitMs({ PG_POOL_WAIT_MS: '1500' })).toBe(1_500);

@@ -7,7 +7,7 @@ import { startWorkers } from '../../../src/platform/jobs/workers.js';
 import { createLogger } from '../../../src/platform/logging/logger.js';
 
 // Issue 23, bulkheads for the worker's per-tenant jobs: every tenant job is sent in its tenant's pg-boss group,
-// and a worker runs at most the tenant's share (PG_TENANT_POOL_SHARE, 0.5) of a queue's slots for one tenant:
+// and a worker runs at most the tenant's share (PG_TENANT_POOL_SHARE, 0.6) of a queue's slots for one tenant:
 // of the two `offer-refill` slots one. So one municipality's stuck refills leave the other slot to the others.
 // Its database connections count for its municipality's share of the pool (the job runs in its lane).
 const { h } = useHarness({ tenant: false, ownDatabase: 'jobshare' });
