@@ -25,6 +25,7 @@ export const SCENARIOS: Scenario[] = [
   { name: 'events', file: 'bench/events.ts', title: 'Event log and feed, issue 14' },
   { name: 'webhooks', file: 'bench/webhooks.ts', title: 'Webhook delivery, issue 14' },
   { name: 'families', file: 'bench/families.ts', title: 'An opening morning through the website channel, issue 21' },
+  { name: 'lock', file: 'bench/lock-isolation.ts', title: 'One municipality never takes the others down, issue 23' },
 ];
 
 const DOC = 'docs/benchmarks.md';

@@ -4,7 +4,7 @@ import type { AnyRouter } from '@trpc/server';
 import type { TrustProxy } from './platform/config.js';
 import type { Orm } from './platform/db/orm.js';
 import { InMemoryJobs, type JobSender } from './platform/jobs/queue.js';
-import { executorOf } from './platform/db/orm.js';
+import { executorOf, poolGuardOf } from './platform/db/orm.js';
 import { sql as sqlTag } from './platform/db/sql.js';
 import { withConnectionAffinity } from './platform/db/affinity.js';
 import type { Logger } from './platform/logging/logger.js';
@@ -64,9 +64,12 @@ export function createApp(deps: AppDeps) {
   app.set('trust proxy', trustFunction(deps.trustProxy));
   app.set('query parser', 'simple');
 
-  // A database outage: 503 with Retry-After, one warning when it starts and one when it ends.
-  const availability = new DatabaseAvailability(log, () => db.selectNoFrom((eb) => eb.lit(1).as('one')).execute());
-  const metrics = deps.metrics ?? createMetrics({ db, router, log, registrySize: async () => (await registry.list()).length });
+  // A database outage: 503 with Retry-After, one warning when it starts and one when it ends. The probe asks the
+  // database on a connection of its own (issue 23): a busy pool is no outage.
+  const guard = poolGuardOf(orm);
+  const probe = guard ? () => guard.probeQuery('select 1') : () => db.selectNoFrom((eb) => eb.lit(1).as('one')).execute();
+  const availability = new DatabaseAvailability(log, probe);
+  const metrics = deps.metrics ?? createMetrics({ db, router, log, registrySize: async () => (await registry.list()).length, pool: guard });
   availability.onChange((down) => metrics.setDatabaseUp(!down));
   if (deps.outboxSource) metrics.setOutboxSource(deps.outboxSource);
 
@@ -76,7 +79,7 @@ export function createApp(deps: AppDeps) {
   // Process-level probes answer on any host, before tenancy.
   app.get('/healthz', (_req, res) => { res.json({ status: 'ok' }); });
   app.get('/readyz', async (_req, res) => {
-    const checks = await readiness(db, deps);
+    const checks = await readiness(db, deps, guard);
     res.status(checks.status === 'ready' ? 200 : 503).json(checks);
   });
   app.get('/metrics', async (req, res) => {
@@ -224,19 +227,31 @@ function loggablePath(path: string, words: Set<string>, basePath: string | undef
 /**
  * `/readyz`: the database, Redis (the shared rate limits) and the job queue (pg-boss's schema) separately.
  * Ready while the database and the job queue answer; Redis down is degraded (limits fall back to memory),
- * not unready.
+ * not unready. The database is asked on the pool guard's own connection (issue 23): a pool whose connections
+ * are all busy (one municipality's statements waiting on a lock) still serves the others, so it is reported
+ * (`pool`), not unready.
  */
-async function readiness(db: ReturnType<typeof executorOf>, deps: AppDeps) {
+async function readiness(db: ReturnType<typeof executorOf>, deps: AppDeps, guard: ReturnType<typeof poolGuardOf>) {
   const limiter = deps.rateLimiter.status();
   const timed = <T>(p: Promise<T>) => Promise.race([p, new Promise<never>((_, reject) => setTimeout(() => reject(new Error('timeout')), 2000).unref())]);
-  const database = await timed(db.selectNoFrom((eb) => eb.lit(1).as('one')).execute()).then(() => 'ok', () => 'down');
+  const ask = (text: string): Promise<unknown> => (guard ? guard.probeQuery(text) : sqlTag.raw(text).execute(db));
+  const database = await timed(ask('select 1')).then(() => 'ok', () => 'down');
   const jobQueue = !deps.jobs ? 'none'
     : deps.jobs instanceof InMemoryJobs ? 'in-memory'
     : database === 'down' ? 'down'
-    : await timed(sqlTag`select version from pgboss.version`.execute(db)).then(() => 'ok', () => 'down');
+    : await timed(ask('select version from pgboss.version')).then(() => 'ok', () => 'down');
   const redis = limiter.backend === 'redis' ? 'ok' : limiter.degraded ? 'down' : 'not configured';
   const ready = database === 'ok' && jobQueue !== 'down';
-  return { status: ready ? 'ready' : 'unavailable', database, redis, jobQueue, rateLimit: limiter };
+  return { status: ready ? 'ready' : 'unavailable', database, redis, jobQueue, rateLimit: limiter, ...(guard ? { pool: poolReport(guard) } : {}) };
+}
+
+/** The pool as /readyz shows it: busy or not, and the municipalities holding the most connections. */
+function poolReport(guard: NonNullable<ReturnType<typeof poolGuardOf>>) {
+  const s = guard.snapshot();
+  return {
+    size: s.size, inUse: s.total - s.idle, waiting: s.waiting, saturated: s.total - s.idle >= s.size && s.waiting > 0,
+    tenantShare: s.tenantShare, offerShare: s.offerShare, busiest: s.tenants.slice(0, 3),
+  };
 }
 
 /** Method, path (never the query: it may hold an e-mail address), status, duration and tenant; and the metrics. */

@@ -3174,7 +3174,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -3370,7 +3370,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -3505,7 +3505,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -3648,7 +3648,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -3892,7 +3892,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -4034,7 +4034,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -4244,7 +4244,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -4379,7 +4379,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -4522,7 +4522,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -4794,7 +4794,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -4936,7 +4936,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -5151,7 +5151,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -5286,7 +5286,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -5390,7 +5390,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflicts with the record's state */
+            /** @description Conflicts with the record's state (or with a change of the same records at the same moment: then it carries `Retry-After`, send it again) */
             409: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -5448,7 +5448,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -5724,7 +5724,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -5864,7 +5864,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflicts with the record's state */
+            /** @description Conflicts with the record's state (or with a change of the same records at the same moment: then it carries `Retry-After`, send it again) */
             409: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -5967,7 +5967,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -6186,7 +6186,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -6321,7 +6321,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -6592,7 +6592,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -6709,7 +6709,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -6813,7 +6813,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflicts with the record's state */
+            /** @description Conflicts with the record's state (or with a change of the same records at the same moment: then it carries `Retry-After`, send it again) */
             409: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -6871,7 +6871,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -7253,7 +7253,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -7392,7 +7392,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflicts with the record's state */
+            /** @description Conflicts with the record's state (or with a change of the same records at the same moment: then it carries `Retry-After`, send it again) */
             409: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -7495,7 +7495,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -7711,7 +7711,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -7924,7 +7924,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -8140,7 +8140,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -8282,7 +8282,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -8491,7 +8491,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -8626,7 +8626,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -8769,7 +8769,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -9033,7 +9033,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -9176,7 +9176,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -9380,7 +9380,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -9515,7 +9515,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -9619,7 +9619,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflicts with the record's state */
+            /** @description Conflicts with the record's state (or with a change of the same records at the same moment: then it carries `Retry-After`, send it again) */
             409: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -9677,7 +9677,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -9937,7 +9937,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -10110,7 +10110,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -10238,7 +10238,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflicts with the record's state */
+            /** @description Conflicts with the record's state (or with a change of the same records at the same moment: then it carries `Retry-After`, send it again) */
             409: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -10341,7 +10341,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -10516,7 +10516,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -10651,7 +10651,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -10755,7 +10755,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflicts with the record's state */
+            /** @description Conflicts with the record's state (or with a change of the same records at the same moment: then it carries `Retry-After`, send it again) */
             409: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -10813,7 +10813,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -10970,7 +10970,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflicts with the record's state */
+            /** @description Conflicts with the record's state (or with a change of the same records at the same moment: then it carries `Retry-After`, send it again) */
             409: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -11092,7 +11092,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -11230,7 +11230,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflicts with the record's state */
+            /** @description Conflicts with the record's state (or with a change of the same records at the same moment: then it carries `Retry-After`, send it again) */
             409: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -11333,7 +11333,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -11472,7 +11472,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflicts with the record's state */
+            /** @description Conflicts with the record's state (or with a change of the same records at the same moment: then it carries `Retry-After`, send it again) */
             409: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -11575,7 +11575,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -11716,7 +11716,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -11851,7 +11851,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -11995,7 +11995,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -12130,7 +12130,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -12272,7 +12272,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -12407,7 +12407,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -12551,7 +12551,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -12764,7 +12764,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -12899,7 +12899,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -13041,7 +13041,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflicts with the record's state */
+            /** @description Conflicts with the record's state (or with a change of the same records at the same moment: then it carries `Retry-After`, send it again) */
             409: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -13144,7 +13144,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -13282,7 +13282,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -13417,7 +13417,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -13559,7 +13559,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -13761,7 +13761,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -13896,7 +13896,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -14039,7 +14039,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -14287,7 +14287,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -14496,7 +14496,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -14657,7 +14657,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -14783,7 +14783,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflicts with the record's state */
+            /** @description Conflicts with the record's state (or with a change of the same records at the same moment: then it carries `Retry-After`, send it again) */
             409: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -14886,7 +14886,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -15085,7 +15085,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -15224,7 +15224,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -15336,7 +15336,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Conflicts with the record's state */
+            /** @description Conflicts with the record's state (or with a change of the same records at the same moment: then it carries `Retry-After`, send it again) */
             409: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -15439,7 +15439,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -15652,7 +15652,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
@@ -15865,7 +15865,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database cannot be reached for a moment: retry after `Retry-After` seconds */
+            /** @description The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality's share of connections is in use): retry after `Retry-After` seconds */
             503: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];

@@ -37,7 +37,8 @@ export async function withRuntime<T>(run: (ctx: CliContext) => Promise<T>): Prom
   const [{ openRuntime }, { executorOf, migrateControl }, { entities }] = await Promise.all([
     import('../platform/runtime.js'), import('../platform/db/orm.js'), import('../entities.js'),
   ]);
-  const runtime = await openRuntime(config, log, entities);
+  // Operator commands wait and run as long as background jobs may (issue 23: PG_JOB_* timeouts).
+  const runtime = await openRuntime(config, log, entities, { profile: 'job' });
   try {
     const orm = runtime.orm;
     const controlApplied = await migrateControl(orm);

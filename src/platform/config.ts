@@ -86,6 +86,28 @@ const oneOf = <T extends string>(values: readonly T[], fallback: T) => z.string(
   return values.includes(value) ? value : fallback;
 });
 
+/** A fraction 0 < x ≤ 1 (a share of a process's pool). */
+const fraction = (fallback: number) => z.string().optional().transform((v, ctx) => {
+  if (unset(v)) return fallback;
+  const n = Number(v!.trim());
+  if (!Number.isFinite(n) || n <= 0 || n > 1) {
+    ctx.addIssue({ code: 'custom', message: 'must be a fraction above 0 and at most 1, such as 0.6' });
+    return fallback;
+  }
+  return n;
+});
+
+/** `auto`, or the one on/off rule. */
+const autoOnOff = () => z.string().optional().transform((v, ctx): 'auto' | 'on' | 'off' => {
+  if (unset(v) || v!.trim().toLowerCase() === 'auto') return 'auto';
+  const b = flag(v);
+  if (b === undefined) {
+    ctx.addIssue({ code: 'custom', message: 'must be auto, on or off (1/true/yes/on or 0/false/no/off)' });
+    return 'auto';
+  }
+  return b ? 'on' : 'off';
+});
+
 /** Comma-separated host names (lower-cased). */
 const hostList = () => z.string().optional().transform((v) => new Set((v ?? '').split(',').map((h) => h.trim().toLowerCase()).filter(Boolean)));
 
@@ -164,9 +186,21 @@ const SETTINGS = {
   jobHeartbeatSeconds: setting('JOB_HEARTBEAT_SECONDS', wholeNumber(10, 3600, 10)),
   mailLeaseSeconds: setting('MAIL_LEASE_SECONDS', wholeNumber(1, 86_400, 60)),
   pgListenNotify: setting('PG_LISTEN_NOTIFY', onOff(false)),
-  pgPreparedStatements: setting('PG_PREPARED_STATEMENTS', onOff(true)),
+  /** `auto`: named statements unless a pooler is found at start (platform/db/prepared.ts). */
+  pgPreparedStatements: setting('PG_PREPARED_STATEMENTS', autoOnOff()),
   pgConnectionAffinity: setting('PG_CONNECTION_AFFINITY', onOff(true)),
   pgPoolSize: setting('PG_POOL_SIZE', wholeNumber(1, 1000, 10)),
+  // Issue 23: the database's timeouts (milliseconds, 0: no limit) and shares of the pool (databaseSettings below).
+  pgLockTimeoutMs: setting('PG_LOCK_TIMEOUT_MS', wholeNumber(0, 86_400_000, 3_000)),
+  pgStatementTimeoutMs: setting('PG_STATEMENT_TIMEOUT_MS', wholeNumber(0, 86_400_000, 30_000)),
+  pgIdleInTransactionTimeoutMs: setting('PG_IDLE_IN_TRANSACTION_TIMEOUT_MS', wholeNumber(0, 86_400_000, 60_000)),
+  pgJobLockTimeoutMs: setting('PG_JOB_LOCK_TIMEOUT_MS', wholeNumber(0, 86_400_000, 30_000)),
+  pgJobStatementTimeoutMs: setting('PG_JOB_STATEMENT_TIMEOUT_MS', wholeNumber(0, 86_400_000, 600_000)),
+  pgMigrationLockTimeoutMs: setting('PG_MIGRATION_LOCK_TIMEOUT_MS', wholeNumber(0, 86_400_000, 60_000)),
+  pgMigrationStatementTimeoutMs: setting('PG_MIGRATION_STATEMENT_TIMEOUT_MS', wholeNumber(0, 86_400_000, 0)),
+  pgTenantPoolShare: setting('PG_TENANT_POOL_SHARE', fraction(0.6)),
+  pgOfferPoolShare: setting('PG_OFFER_POOL_SHARE', fraction(0.2)),
+  pgPoolWaitMs: setting('PG_POOL_WAIT_MS', wholeNumber(1, 600_000, 5_000)),
   embeddedPgPort: setting('EMBEDDED_PG_PORT', wholeNumber(1, 65535, 54329)),
   embeddedPgHome: setting('EMBEDDED_PG_HOME', text()),
   publicCacheMs: setting('PUBLIC_CACHE_MS', wholeNumber(0, 3_600_000, 3000)),
@@ -229,4 +263,36 @@ export function readConfig(env: NodeJS.ProcessEnv = process.env): Config {
 export function demoWanted(config: Config, argv: string[] = []): boolean {
   if (argv.includes('--demo')) return true;
   return config.demo ?? !config.databaseUrl;
+}
+
+/**
+ * Issue 23: the database's timeouts and shares of the pool, grouped for the pool's code (README "Configuration",
+ * docs/operations.md "When the database is busy"). Milliseconds are whole numbers ≥ 0 (0: no limit); shares are
+ * fractions 0 < x ≤ 1 of a process's pool.
+ */
+export type DatabaseSettings = {
+  timeouts: {
+    request: { lockMs: number; statementMs: number };
+    job: { lockMs: number; statementMs: number };
+    migration: { lockMs: number; statementMs: number };
+    idleInTransactionMs: number;
+  };
+  tenantPoolShare: number;
+  offerPoolShare: number;
+  poolWaitMs: number;
+};
+
+export function databaseSettings(env: NodeJS.ProcessEnv = process.env): DatabaseSettings {
+  const c = readConfig(env);
+  return {
+    timeouts: {
+      request: { lockMs: c.pgLockTimeoutMs, statementMs: c.pgStatementTimeoutMs },
+      job: { lockMs: c.pgJobLockTimeoutMs, statementMs: c.pgJobStatementTimeoutMs },
+      migration: { lockMs: c.pgMigrationLockTimeoutMs, statementMs: c.pgMigrationStatementTimeoutMs },
+      idleInTransactionMs: c.pgIdleInTransactionTimeoutMs,
+    },
+    tenantPoolShare: c.pgTenantPoolShare,
+    offerPoolShare: c.pgOfferPoolShare,
+    poolWaitMs: c.pgPoolWaitMs,
+  };
 }

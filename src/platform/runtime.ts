@@ -3,6 +3,7 @@ import type { Config } from './config.js';
 import { createOrm, executorOf, type Orm } from './db/orm.js';
 import type { EmbeddedDatabase } from './db/embedded.js';
 import type { Logger } from './logging/logger.js';
+import type { TimeoutProfile } from './db/timeouts.js';
 import { TenantRegistry } from './tenancy/registry.js';
 
 // Opens what every process role needs: the database (embedded when DATABASE_URL is unset) and the registry.
@@ -14,7 +15,8 @@ export type Runtime = {
 };
 
 /** `entities`: every tenant entity (src/entities.ts); the composing process hands them in. */
-export async function openRuntime(config: Config, log: Logger, entities: readonly EntityClass<object>[]): Promise<Runtime> {
+/** `profile`: the database timeouts of the process (`request` for the service, `job` for the operator CLI; db/timeouts.ts). */
+export async function openRuntime(config: Config, log: Logger, entities: readonly EntityClass<object>[], opts: { profile?: TimeoutProfile } = {}): Promise<Runtime> {
   let url = config.databaseUrl;
   let embedded: EmbeddedDatabase | undefined;
   if (!url) {
@@ -28,7 +30,7 @@ export async function openRuntime(config: Config, log: Logger, entities: readonl
   }
   let orm: Orm;
   try {
-    orm = await createOrm(url, { entities });
+    orm = await createOrm(url, { entities, log, profile: opts.profile });
   } catch (err) {
     await embedded?.stop();
     throw err;

@@ -87,6 +87,8 @@ export type HarnessOptions = {
   databaseUrl?: string;
   /** Named statements for `prepared()` queries (default PG_PREPARED_STATEMENTS, on). */
   preparedStatements?: boolean;
+  /** Shares of the pool other than the settings' (issue 23; platform/db/pool-guard.ts). */
+  shares?: { tenant?: number; offer?: number; waitMs?: number };
   rateLimiter?: RateLimiter;
   /** TRUST_PROXY: `true` is one hop (D12). */
   trustProxy?: TrustProxy | boolean;
@@ -101,7 +103,7 @@ export type HarnessOptions = {
 };
 
 export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> {
-  const orm = await createOrm(opts.databaseUrl ?? inject('databaseUrl'), { entities, poolMax: 8, preparedStatements: opts.preparedStatements });
+  const orm = await createOrm(opts.databaseUrl ?? inject('databaseUrl'), { entities, poolMax: 8, preparedStatements: opts.preparedStatements, log: opts.log ?? silent, shares: opts.shares });
   if (opts.databaseUrl) await migrateControl(orm);
   const registry = opts.registry ? opts.registry(executorOf(orm)) : new TenantRegistry(executorOf(orm), 0);
   const rateLimiter = opts.rateLimiter ?? generousRateLimiter();

@@ -2,6 +2,8 @@ import { NOT_COUNTED_FOR_LIMIT } from '../../domain/edition-phases.js';
 import { LIST_GROUPS, type CreateStatus } from '../../domain/participant-list.js';
 import type { ServiceContext } from '../../platform/context.js';
 import { assertSchemaName, sql, type Executor } from '../../platform/db/sql.js';
+import { noteWrite, withOfferShare } from '../../platform/db/attempts.js';
+import { poolGuardOf } from '../../platform/db/orm.js';
 import { newUuid } from '../../platform/http/ids.js';
 import type { QueuedMail } from '../../platform/mail/outbox.js';
 
@@ -67,11 +69,18 @@ export async function appendApplication(ctx: ServiceContext, db: Executor, input
     limit: input.limit, limitLock: participantLockKey(ctx, input.participant), notCounted: NOT_COUNTED_FOR_LIMIT,
     debtorUuid: newUuid(), ledgerUuid: newUuid(), bookingUuid: newUuid(), mailUuid: newUuid(), eventUuid: newUuid(),
   };
-  const res = await sql<{ r: { status?: CreateStatus; placeFree?: boolean; sorting?: number; mailed?: boolean; subscribed?: boolean; at?: string; counted?: number } | null }>`
-    select ${sql.id(assertSchemaName(ctx.tenant.schema), 'append_application')}(${JSON.stringify(p)}::jsonb) as r`.execute(db);
+  // Issue 23: on a place of the offer's share of the pool, waited for here without a connection. The statement
+  // sets its own lock timeout first (the materialized CTE runs before the function; local to the statement's own
+  // transaction), so it also ends by it behind a pooler that drops the connections' startup parameters.
+  const lockMs = String(poolGuardOf(ctx.em)?.lockTimeoutMs() ?? 0);
+  const res = await withOfferShare(ctx.tenant.schema, input.offer.uuid, () => sql<{ r: { status?: CreateStatus; placeFree?: boolean; sorting?: number; mailed?: boolean; subscribed?: boolean; at?: string; counted?: number } | null }>`
+    with timeout as materialized (select set_config('lock_timeout', ${lockMs}, true) as lock_timeout)
+    select ${sql.id(assertSchemaName(ctx.tenant.schema), 'append_application')}(${JSON.stringify(p)}::jsonb) as r from timeout`.execute(db));
   const r = res.rows[0]?.r ?? null;
   if (!r) return null;
   if (r.counted !== undefined) return { done: false, counted: r.counted };
+  // Written (a select that writes: the use case may not simply run again, platform/db/attempts.ts).
+  noteWrite();
   return { done: true, status: r.status!, placeFree: !!r.placeFree, sorting: r.sorting!, mailed: !!r.mailed, subscribed: !!r.subscribed, at: r.at! };
 }
 

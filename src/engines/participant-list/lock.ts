@@ -3,6 +3,7 @@ import type { Procedure } from '../../domain/edition-phases.js';
 import { sortParticipantList } from '../../domain/participant-list.js';
 import type { ServiceContext } from '../../platform/context.js';
 import { inSchema, sql, tablesOf, type Executor } from '../../platform/db/sql.js';
+import { claimOfferShare } from '../../platform/db/attempts.js';
 import type { ApplicationQuestion } from '../../resources/offers/entity.js';
 import { editionProcedureSql } from '../edition-phases/index.js';
 
@@ -11,6 +12,8 @@ import { editionProcedureSql } from '../edition-phases/index.js';
 // never overbooked and `sorting` stays 1..n, across processes. Inserts referencing the offer only take a
 // key-share lock, which `for no key update` does not block. Two offers (transfer) are locked in uuid order.
 // A new application takes the same lock inside one statement of its own (`appendApplication` below).
+// Issue 23: before an offer's lock, a writer takes a place of the offer's share of the pool (platform/db/attempts.ts),
+// so the writers of one offer whose row is held for long never hold more than that share of the connections.
 
 export type LockedOffer = {
   uuid: string;
@@ -30,6 +33,7 @@ export async function lockOffers(ctx: ServiceContext, db: Executor, uuids: strin
   const out = new Map<string, LockedOffer>();
   const tx = inSchema(db, ctx.tenant.schema);
   for (const uuid of [...new Set(uuids)].sort()) {
+    claimOfferShare(ctx.tenant.schema, uuid);
     const row = await tx.selectFrom('offers as o').innerJoin('editions as e', 'e.uuid', 'o.edition_uuid')
       .select([
         'o.uuid', 'o.name', 'o.edition_uuid as editionUuid', 'o.max_participants as maxParticipants', 'o.fee',

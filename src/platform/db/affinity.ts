@@ -50,6 +50,11 @@ export function withConnectionAffinity<T>(key: string, fn: () => T): T {
   return lane.run(key, fn);
 }
 
+/** The schema whose lane the current request or job runs in (the municipality its connections count for), if any. */
+export function connectionLane(): string | undefined {
+  return lane.getStore();
+}
+
 /**
  * Whether `client` is the connection of the current schema's lane (true without a schema or without affinity).
  * prepared.ts keeps most of a connection's named statements for its own schemas, so a backend keeps the plans

@@ -2,9 +2,12 @@ import { MikroORM, type EntityClass, type EntityManager } from '@mikro-orm/postg
 import { Migrator } from '@mikro-orm/migrations';
 import { controlMigrations, tenantMigrations } from '../../../migrations/index.js';
 import { readConfig } from '../config.js';
-import { connectionAffinityWanted, useConnectionAffinity } from './affinity.js';
-import { preparedStatementsWanted, usePreparedStatements, type PreparedSwitch } from './prepared.js';
+import { rootLogger, type Logger } from '../logging/logger.js';
+import { createDatabase, detectPooler } from './connections.js';
+import type { PoolGuard } from './pool-guard.js';
+import { preparedStatementsSetting, type PreparedSwitch } from './prepared.js';
 import { assertSchemaName, sql, type Executor } from './sql.js';
+import { withTimeoutProfile, type TimeoutProfile } from './timeouts.js';
 
 export type Orm = MikroORM;
 export type { EntityManager };
@@ -15,20 +18,42 @@ export function poolSize(env?: NodeJS.ProcessEnv): number {
 }
 
 const preparedSwitches = new WeakMap<Orm, PreparedSwitch>();
+const guards = new WeakMap<object, PoolGuard>();
+
+/** The guard of the ORM's pool (shares, counts, probe connection; pool-guard.ts), for /readyz, /metrics and jobs. */
+export function poolGuardOf(orm: Orm | EntityManager): PoolGuard | undefined {
+  const em = 'em' in orm ? orm.em : orm;
+  return guards.get(em.getConnection());
+}
 
 /** Whether this ORM's pool sends `prepared()` statements as named statements right now (false once switched off). */
 export function preparedStatementsOf(orm: Orm): boolean {
   return preparedSwitches.get(orm)?.enabled ?? false;
 }
 
+export type OrmOptions = {
+  entities: readonly EntityClass<object>[];
+  poolMax?: number;
+  /** Default `PG_PREPARED_STATEMENTS` (`auto`: on unless a pooler is found at start; platform/db/prepared.ts). */
+  preparedStatements?: boolean;
+  connectionAffinity?: boolean;
+  /** Where the pool's warnings go (pooler found, share full, lock timeouts); default the process's JSON log. */
+  log?: Logger;
+  /** Test hooks: pool shares and wait other than the settings' (pool-guard.ts). */
+  shares?: { tenant?: number; offer?: number; waitMs?: number };
+  /** Timeouts of the pool's sessions and transactions: `request` (default, the service) or `job` (the operator CLI). */
+  profile?: TimeoutProfile;
+};
+
 /**
- * `entities`: every tenant entity (src/entities.ts). `preparedStatements`: default `PG_PREPARED_STATEMENTS` (on; `off` behind a transaction pooler that does not
- * keep named statements, platform/db/prepared.ts).
+ * `entities`: every tenant entity (src/entities.ts). The pool is the service's own (connections.ts: timeouts,
+ * shares per municipality and offer, named statements, affinity), handed to MikroORM as its dialect.
  */
-export async function createOrm(
-  databaseUrl: string, opts: { entities: readonly EntityClass<object>[]; poolMax?: number; preparedStatements?: boolean; connectionAffinity?: boolean },
-): Promise<Orm> {
-  const prepared: PreparedSwitch = { enabled: opts.preparedStatements ?? preparedStatementsWanted() };
+export async function createOrm(databaseUrl: string, opts: OrmOptions): Promise<Orm> {
+  const log = opts.log ?? rootLogger;
+  const setting = opts.preparedStatements === undefined ? preparedStatementsSetting() : opts.preparedStatements ? 'on' : 'off';
+  const prepared: PreparedSwitch = { enabled: setting !== 'off' };
+  const database = createDatabase(databaseUrl, { poolMax: opts.poolMax ?? poolSize(), prepared, connectionAffinity: opts.connectionAffinity, log, shares: opts.shares, profile: opts.profile });
   const orm = await MikroORM.init({
     clientUrl: databaseUrl,
     // The tenant entities (src/entities.ts), handed in by the process that composes the service.
@@ -36,21 +61,8 @@ export async function createOrm(
     extensions: [Migrator],
     allowGlobalContext: false,
     debug: false,
-    pool: { min: 0, max: opts.poolMax ?? poolSize() },
-    // A database (or pooler) that does not accept connections fails the request after 5 s (503, errors.ts)
-    // instead of holding it until the client gives up.
-    driverOptions: {
-      connectionTimeoutMillis: 5_000,
-      onPoolCreated: (pool: import('pg').Pool) => {
-        usePreparedStatements(pool, prepared, {
-          warn: (msg, fields) => process.emitWarning(`${msg} ${JSON.stringify(fields ?? {})}`),
-        });
-        // A schema's requests prefer one connection of the pool (affinity.ts); PG_CONNECTION_AFFINITY=off: none.
-        if (opts.connectionAffinity ?? connectionAffinityWanted()) {
-          useConnectionAffinity(pool);
-        }
-      },
-    },
+    // The pool, its timeouts and shares: connections.ts (MikroORM accepts a ready kysely dialect here).
+    driverOptions: database.dialect,
     migrations: {
       migrationsList: tenantMigrations,
       tableName: 'mikro_orm_migrations',
@@ -65,6 +77,20 @@ export async function createOrm(
     },
   });
   preparedSwitches.set(orm, prepared);
+  guards.set(orm.em.getConnection(), database.guard);
+  // Issue 23: a pooler between the service and PostgreSQL, found once at start (a database not answering yet
+  // leaves the settings as they are; the fallbacks in prepared.ts and the per-transaction timeouts still hold).
+  try {
+    const found = await detectPooler(database);
+    if (found.pooled) {
+      if (setting === 'auto') prepared.enabled = false;
+      log.warn({ namedStatements: prepared.enabled, sessionTimeouts: found.sessionTimeouts },
+        'database connection goes through a pooler (PgBouncer?): timeouts are set in every transaction; autocommit statements get the database role\'s defaults (docs/operations.md)'
+        + (setting === 'auto' ? '; named prepared statements off' : ''));
+    }
+  } catch (err) {
+    log.warn({ code: (err as { code?: string }).code }, 'could not check for a pooler at start');
+  }
   return orm;
 }
 
@@ -119,10 +145,11 @@ type Trx = Parameters<Parameters<ReturnType<EntityManager['getConnection']>['tra
  */
 async function withMigrationLock<T>(orm: Orm, schema: string, run: (trx: Trx) => Promise<T>): Promise<T> {
   const conn = orm.em.getConnection();
-  return conn.transactional(async (trx) => {
+  // The migration's own timeouts (PG_MIGRATION_*: a long wait for the lock of the schema or a table, no statement limit).
+  return withTimeoutProfile('migration', () => conn.transactional(async (trx) => {
     await conn.execute('select pg_advisory_xact_lock(hashtext(?))', [`hp:migrate:${schema}`], 'all', trx);
     return run(trx);
-  });
+  }));
 }
 
 /** Creates the schema and applies its pending migrations, all in `trx` (MikroORM's all-or-nothing run). */

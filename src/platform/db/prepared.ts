@@ -11,9 +11,12 @@ import { sql, type RawBuilder } from './sql.js';
 //
 // Named statements live in one server session. Behind a transaction pooler that does not carry them across
 // transactions (PgBouncer before 1.21, or without `max_prepared_statements`; Debian 12 ships 1.18) a later
-// execution lands on another server connection, so there `PG_PREPARED_STATEMENTS=off` sends them unnamed,
-// as every other statement. Should that setting be forgotten, the first "prepared statement does not
-// exist / already exists" error switches them off for the process (that one request fails) and says so.
+// execution lands on another server connection. `PG_PREPARED_STATEMENTS=auto` (the default) finds a pooler at
+// start (connections.ts `detectPooler`) and sends them unnamed there, as every other statement; `off` always.
+// Should one still meet a "prepared statement does not exist / already exists" error (`on` behind such a
+// pooler), the process switches them off for itself, sends that statement again unnamed (the request does not
+// fail) and says so once in the log. Inside a transaction the error has aborted it, so the use case runs again
+// instead (attempts.ts).
 
 const MARKER = '/*hp:prepared*/';
 /**
@@ -34,9 +37,14 @@ export function prepared<R>(query: RawBuilder<R>): RawBuilder<R> {
   return sql<R>`${sql.raw(MARKER)}${query}`;
 }
 
-/** `PG_PREPARED_STATEMENTS`: on unless `off`/`0`/`false`/`no`. */
-export function preparedStatementsWanted(env?: NodeJS.ProcessEnv): boolean {
+/** `PG_PREPARED_STATEMENTS`: `auto` (default: on unless a pooler is found at start), `on`, or `off` (`0`/`false`/`no`). */
+export function preparedStatementsSetting(env?: NodeJS.ProcessEnv): 'auto' | 'on' | 'off' {
   return readConfig(env).pgPreparedStatements;
+}
+
+/** Whether named statements start switched on (`auto` and `on`; `auto` may switch them off once the pooler check ran). */
+export function preparedStatementsWanted(env?: NodeJS.ProcessEnv): boolean {
+  return preparedStatementsSetting(env) !== 'off';
 }
 
 export type PreparedSwitch = { enabled: boolean };
@@ -80,9 +88,16 @@ export function usePreparedStatements(pool: Pool, state: PreparedSwitch, log?: P
           foreign.delete(name);
           delete (client as unknown as { connection: { parsedStatements: Record<string, string> } }).connection.parsedStatements[name];
           void (query(`deallocate "${name}"`) as Promise<unknown>).catch(() => {});
-        } else if (err && POOLER_ERRORS.has(err.code ?? '') && state.enabled) {
-          state.enabled = false;
-          log?.warn('named prepared statements switched off: the database connection does not keep them (a transaction pooler such as PgBouncer < 1.21?); set PG_PREPARED_STATEMENTS=off there', { code: err.code });
+        } else if (err && POOLER_ERRORS.has(err.code ?? '')) {
+          if (state.enabled) {
+            state.enabled = false;
+            log?.warn('named prepared statements switched off: the database connection does not keep them (a transaction pooler such as PgBouncer < 1.21?); the statement was sent again unnamed. Set PG_PREPARED_STATEMENTS=off (or auto) there', { code: err.code });
+          }
+          // The same statement unnamed, on the same connection. Inside a transaction the error aborted it and this
+          // fails too (25P02): then the original error goes up, and the use case runs again (attempts.ts).
+          return (query(text, values) as Promise<unknown>).catch(() => {
+            throw err;
+          });
         }
         throw err;
       });

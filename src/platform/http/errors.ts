@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { DomainError, invalid, violation } from '../../domain/errors.js';
 import type { Logger } from '../logging/logger.js';
 import { DatabaseAvailability, isDatabaseUnavailable, OUTAGE_RETRY_AFTER_SECONDS } from './availability.js';
+import { busyProblem } from './busy.js';
 import { internalProblem, Problem, renderProblem, type ProblemBody } from './problem.js';
 import { propertyPath, violationsFromZod } from './validation.js';
 
@@ -62,6 +63,11 @@ function renderError(err: unknown, method: string, log: Logger, requestId?: stri
   const e = err as { type?: string; status?: number };
   if (e?.type === 'entity.too.large' || e?.status === 413) return plain(413, 'The request body is too large.');
   if (e?.type === 'entity.parse.failed') return plain(400, 'The request body is not valid JSON.');
+
+  // Issue 23: a lock that did not come in time, a share of the pool that stayed full, a conflict retried in vain:
+  // 503 with Retry-After or 409, for this request only; never an outage, never a 500.
+  const busy = busyProblem(cause);
+  if (busy) return busy;
 
   if (isDatabaseUnavailable(cause)) {
     if (availability) availability.reportFailure(cause);

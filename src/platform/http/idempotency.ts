@@ -10,7 +10,8 @@ import { rawUploadOf } from './raw.js';
 // - A POST with an `Idempotency-Key` header (1-255 visible ASCII characters) and a valid token claims the key
 //   for that token (table `idempotency_keys` in the tenant's schema, so per token and per tenant) before any
 //   work. Its answer (status, body, `Content-Type`, `Location`, `Allow`, `WWW-Authenticate`) is stored when it
-//   is sent; a 5xx is not stored (the key is released, so a retry does the work).
+//   is sent; a 5xx, or an answer with Retry-After (a conflict's 409), is not stored (the key is released, so a
+//   retry does the work).
 // - A retry with the same key, the same method, path and body gets the stored answer again, with
 //   `Idempotent-Replayed: true`, and nothing is done twice.
 // - The same key with another method, path or body: 422 (the key belongs to another request).
@@ -112,7 +113,7 @@ async function release(o: Claim, why: string): Promise<void> {
 
 /**
  * Stores the answer of the request that claimed the key when it is sent; a 5xx releases the key, and so does a
- * failed store (issue 22): the key is finished or released whatever happens.
+ * failed store (issue 22), and so does an answer with Retry-After (issue 23): the key is finished or released whatever happens.
  */
 function record(res: Response, o: Claim): void {
   const end = res.end.bind(res) as (...args: unknown[]) => Response;
@@ -128,7 +129,8 @@ function record(res: Response, o: Claim): void {
         const v = res.getHeader(h);
         if (v !== undefined) headers[h] = String(v);
       }
-      if (status >= 500) void release(o, 'after a server error');
+      // An answer that asks to be sent again (a 409 of a conflict with a concurrent change, issue 23) did nothing.
+      if (status >= 500 || res.getHeader('Retry-After') !== undefined) void release(o, 'after an answer that did nothing');
       else {
         o.db.updateTable('idempotency_keys').set({ status, headers: JSON.stringify(headers), body, completed_at: sql`now()` })
           .where('token_uuid', '=', o.tokenId).where('key', '=', o.key).execute()

@@ -38,12 +38,12 @@ const ERRORS: Record<number, { description: string; detail: string; type?: strin
   404: { description: 'No such record (or not visible to the caller); a malformed identifier is 404 too', detail: 'No offer with the identifier 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f exists.' },
   405: { description: 'The record is never changed or deleted', detail: 'A receipt is never changed: reverse it instead (POST /receipts/{uuid}/reverse).' },
   412: { description: 'If-Match does not match the current ETag: someone changed the record since it was read', detail: 'The record was changed since it was read (ETag W/"…"); read it again and repeat the change.' },
-  409: { description: 'Conflicts with the record\'s state', detail: 'The offer 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f has 3 applications and cannot be deleted.' },
+  409: { description: 'Conflicts with the record\'s state (or with a change of the same records at the same moment: then it carries `Retry-After`, send it again)', detail: 'The offer 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f has 3 applications and cannot be deleted.' },
   413: { description: 'Body larger than 1 MiB', detail: 'The request body is larger than 1048576 bytes.' },
   415: { description: 'A body without a JSON content type', detail: 'Send the body as application/json.' },
   422: { description: 'Validation failed; `violations` names each field', detail: 'name: This value should not be blank.', type: '/validation_errors/c1051bb4-d103-4f74-8988-acbcafc7fdc3' },
   429: { description: 'Rate limit exceeded: wait `Retry-After` seconds', detail: 'Too many requests; retry in 3 seconds.' },
-  503: { description: 'The database cannot be reached for a moment: retry after `Retry-After` seconds', detail: 'The service cannot reach its database right now; retry in a few seconds.' },
+  503: { description: 'The database cannot be reached for a moment, or is busy for this request (a record it needs is locked by an operation that has not finished, or the municipality\'s share of connections is in use): retry after `Retry-After` seconds', detail: 'The service cannot reach its database right now; retry in a few seconds.' },
 };
 
 export const HEADERS: Json = {

@@ -5,6 +5,8 @@ import { forbidden } from '../../domain/errors.js';
 import { refuseUnknownFields, type BodyFieldRules } from './body-fields.js';
 import { unauthorized } from './problem.js';
 import type { RawBodySpec, RawResponseSpec, RawUpload } from './raw.js';
+import { poolGuardOf } from '../db/orm.js';
+import { runAttempts } from '../db/attempts.js';
 
 // Who may call a procedure is declared in its meta and enforced here, once (spec 5, D3):
 // - `public`: anonymous callers while the tenant's publicAccess is on; any valid token (legacy too).
@@ -77,6 +79,27 @@ const knownBodyFields = t.middleware(async ({ ctx, path, getRawInput, next }) =>
   return next();
 });
 
+
+/**
+ * Issue 23: every procedure runs as attempts (platform/db/attempts.ts): a deadlock or serialization failure is
+ * retried inside the service, and a writer that found its offer's share of the pool full waits without its
+ * connection and runs again. A run again gets a fresh entity manager (the failed one may hold entities of the
+ * rolled-back transaction).
+ */
+const retryConflicts = t.middleware(async ({ ctx, next }) => {
+  const guard = ctx.em ? poolGuardOf(ctx.em) : undefined;
+  if (!guard) return next();
+  let runs = 0;
+  return runAttempts(() => (runs++ === 0 ? next() : next({ ctx: { em: ctx.em.fork() } })), {
+    offers: guard.offers,
+    failureOf: (r) => (r.ok ? null : (r.error.cause ?? r.error)),
+    onRetry: (reason) => {
+      guard.emit('retried', ctx.tenant.schema, reason);
+      ctx.log.info({ tenant: ctx.tenant.slug, reason, requestId: ctx.requestId }, 'use case run again after a lock conflict');
+    },
+  });
+});
+
 export const router = t.router;
-export const procedure = t.procedure.use(enforceAccess).use(knownBodyFields);
+export const procedure = t.procedure.use(enforceAccess).use(knownBodyFields).use(retryConflicts);
 export const createCallerFactory = t.createCallerFactory;

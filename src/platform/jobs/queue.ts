@@ -2,7 +2,10 @@ import { fromKysely, PgBoss, type ConstructorOptions, type Queue } from 'pg-boss
 import { systemViewer } from '../auth/viewer.js';
 import type { ServiceContext } from '../context.js';
 import type { Orm } from '../db/orm.js';
-import { executorOf } from '../db/orm.js';
+import { executorOf, poolGuardOf } from '../db/orm.js';
+import { withConnectionAffinity } from '../db/affinity.js';
+import { runAttempts } from '../db/attempts.js';
+import { dbTimeouts, startupOptions, withTimeoutProfile } from '../db/timeouts.js';
 import type { Logger } from '../logging/logger.js';
 import { isDatabaseUnavailable } from '../http/availability.js';
 import { loadTenants } from '../tenancy/registry.js';
@@ -86,7 +89,10 @@ export async function retireOldQueues(boss: PgBoss): Promise<void> {
  * directly may turn it on for the workers (`PG_LISTEN_NOTIFY=on`).
  */
 export function bossOptions(orm: Orm, extra: Partial<ConstructorOptions> & { max: number }) {
-  return { connectionString: String(orm.config.get('clientUrl')), schema: 'pgboss', useListenNotify: false, ...extra };
+  // pg-boss's own pool gets the jobs' timeouts (issue 23), as startup parameters (pg-boss hands its options to pg).
+  const t = dbTimeouts();
+  const options = startupOptions(t.job, t.idleInTransactionMs);
+  return { connectionString: String(orm.config.get('clientUrl')), schema: 'pgboss', useListenNotify: false, options, ...extra };
 }
 
 /** A catalog race of processes creating the same object at once: unique violation or "already exists". */
@@ -141,6 +147,8 @@ export function pgBossSender(boss: PgBoss): JobSender {
   return {
     async send(name, data, opts = {}) {
       const id = await boss.send(name, data, {
+        // The tenant is the job's group: a worker runs at most a share of a queue's jobs for one tenant (workers.ts).
+        group: { id: data.tenant },
         ...(opts.db ? { db: fromKysely(opts.db) } : {}),
         ...(opts.singletonKey ? { singletonKey: opts.singletonKey } : {}),
         ...(opts.startAfter ? { startAfter: opts.startAfter } : {}),
@@ -180,7 +188,22 @@ export async function runTenantJob(orm: Orm, log: Logger, handler: TenantJobHand
     return 'dropped';
   }
   if (tenant.suspended) return 'postponed';
-  await handler({ tenant, em: orm.em.fork({ schema: tenant.schema }), viewer: systemViewer('job'), log: log.child({ tenant: tenant.slug }), jobs }, data);
+  // Issue 23: the job's connections count for its tenant's share of the pool (the lane), its transactions get the
+  // jobs' timeouts, and a deadlock or an offer's full share runs it again inside the job (attempts.ts).
+  const guard = poolGuardOf(orm);
+  const jobLog = log.child({ tenant: tenant.slug });
+  let runs = 0;
+  await withConnectionAffinity(tenant.schema, () => withTimeoutProfile('job', () => runAttempts(
+    () => handler({ tenant, em: orm.em.fork({ schema: tenant.schema }), viewer: systemViewer('job'), log: jobLog, jobs }, data),
+    {
+      offers: guard?.offers ?? null,
+      onRetry: (reason) => {
+        runs++;
+        guard?.emit('retried', tenant.schema, reason);
+        jobLog.info({ reason, runs }, 'job run again after a lock conflict');
+      },
+    },
+  )));
   return 'done';
 }
 

@@ -11,6 +11,8 @@ import {
   type JobSender, type QueueName, type TenantJobData, type TenantJobHandler, type TenantJobHandlers,
 } from './queue.js';
 import type { Executor } from '../db/sql.js';
+import { placesOf } from '../db/bulkhead.js';
+import { tenantPoolShare } from '../db/pool-guard.js';
 import type { Tenant } from '../tenancy/tenant.js';
 
 // D9: one pg-boss instance (its own schema) for all tenants, the tenant in each job's data. Queue names and
@@ -131,11 +133,14 @@ export async function workTenantJobs(boss: PgBoss, orm: Orm, log: Logger, handle
     // so the queues a family waits on poll every half second (pg-boss's minimum), the others every second.
     const fast = name === QUEUES.mailSend || name === QUEUES.offerRefill || name === QUEUES.webhookDeliver;
     const polling = { pollingIntervalSeconds: fast ? 0.5 : 1, notifyPollingIntervalSeconds: 2 };
-    await boss.work(name, { ...polling, localConcurrency: CONCURRENCY[name] ?? 1, includeMetadata: true }, async ([job]: JobWithMetadata<TenantJobData>[]) => {
+    // Issue 23: one tenant's jobs take at most its share (PG_TENANT_POOL_SHARE) of the queue's slots in this worker.
+    const slots = CONCURRENCY[name] ?? 1;
+    const perTenant = slots > 1 ? { localGroupConcurrency: placesOf(tenantPoolShare(), slots) } : {};
+    await boss.work(name, { ...polling, localConcurrency: slots, ...perTenant, includeMetadata: true }, async ([job]: JobWithMetadata<TenantJobData>[]) => {
       const outcome = await runTenantJob(orm, log, handler, job.data, sender);
       // Issue 24: a suspended tenant's job waits: sent again (same key) a minute later, until the tenant is resumed.
       if (outcome === 'postponed') {
-        await boss.send(name, job.data, { startAfter: SUSPENDED_JOB_DELAY_SECONDS, ...(job.singletonKey ? { singletonKey: job.singletonKey } : {}) });
+        await boss.send(name, job.data, { group: { id: job.data.tenant }, startAfter: SUSPENDED_JOB_DELAY_SECONDS, ...(job.singletonKey ? { singletonKey: job.singletonKey } : {}) });
       }
     });
   }

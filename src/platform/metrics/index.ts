@@ -4,10 +4,12 @@ import type { Executor } from '../db/sql.js';
 import { sql } from '../db/sql.js';
 import { readConfig } from '../config.js';
 import type { Logger } from '../logging/logger.js';
+import type { PoolGuard } from '../db/pool-guard.js';
+import { registerPoolMetrics } from './pool.js';
 
 // `/metrics` in Prometheus text format (prom-client), one registry per app. Labels are bounded: the route
 // template (from the router's own paths, never the raw URL), the method, the status, the queue name; no
-// tenant label (a provider may host hundreds of municipalities) except where noted.
+// tenant label (a provider may host hundreds of municipalities) except where noted (the pool's, metrics/pool.ts).
 
 export type OutboxStats = { backlog: number; failed?: number; oldestSeconds?: number };
 export type OutboxSource = () => Promise<OutboxStats>;
@@ -36,6 +38,8 @@ export function createMetrics(opts: {
   log?: Pick<Logger, 'warn'>;
   /** How long one read of pg-boss's tables serves scrapes (every API pod is scraped): METRICS_JOBS_CACHE_MS, 5 s. */
   jobsCacheMs?: number;
+  /** The database pool's guard: connections and waits per municipality, lock timeouts, retries (metrics/pool.ts). */
+  pool?: PoolGuard;
 }): Metrics {
   const jobsCacheMs = opts.jobsCacheMs ?? readConfig().metricsJobsCacheMs;
   const registry = new Registry();
@@ -56,6 +60,7 @@ export function createMetrics(opts: {
   const refusals = new Counter({ name: 'hp_rate_limit_refusals_total', help: 'Requests refused with 429, by policy (token or anonymous)', labelNames: ['policy'] as const, registers: [registry] });
   const dbUp = new Gauge({ name: 'hp_database_up', help: '1 while the database answers, 0 during an outage seen by requests', registers: [registry] });
   dbUp.set(1);
+  if (opts.pool) registerPoolMetrics(registry, opts.pool);
 
   new Gauge({
     name: 'hp_registry_tenants',

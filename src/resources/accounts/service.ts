@@ -14,7 +14,7 @@ import { assertPatchNotEmpty, wasSent } from '../../platform/http/patch.js';
 import { invalid, notFound, violation } from '../../domain/errors.js';
 import { syncCharges } from '../../engines/ledger/index.js';
 import { lockOffers } from '../../engines/participant-list/index.js';
-import { fullNameSql, participantNameSql } from '../../engines/families/index.js';
+import { fullNameSql, lockAccounts, lockParticipants, participantNameSql } from '../../engines/families/index.js';
 import { Account } from './entity.js';
 import {
   ACCOUNT_OPTIONAL_FIELDS,
@@ -150,6 +150,11 @@ export async function deleteAccount(ctx: ServiceContext, uuid: string): Promise<
     const db = dbOf(em);
     const tx = inSchema(db, ctx.tenant.schema);
     const a = await findOrThrow(em, uuid);
+    // The lock order of families (engines/families/lock.ts): the account (deleted), its children (changed), then
+    // the offers of their applications. Deleting one of the children at the same moment waits at the account.
+    if ((await lockAccounts(ctx, db, [uuid], 'update')).length === 0) throw notFoundProblem(uuid);
+    const children = await tx.selectFrom('participants').select('uuid').where('account_uuid', '=', uuid).execute();
+    await lockParticipants(ctx, db, children.map((c) => c.uuid), 'no key update');
     const applicationsOfChildren = () => tx.selectFrom('attendances as at')
       .innerJoin('participants as p', 'p.uuid', 'at.participant_uuid')
       .select(['at.uuid', 'at.offer_uuid as offer'])

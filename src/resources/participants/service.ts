@@ -13,7 +13,7 @@ import { emptyPage, LIST_TOTAL, reportTotal } from '../../platform/http/paging.j
 import { newUuid } from '../../platform/http/ids.js';
 import { assertPatchNotEmpty, wasSent } from '../../platform/http/patch.js';
 import { conflict, notFound, stillReferenced, unprocessable } from '../../domain/errors.js';
-import { resolveAccountRef, touchAccounts } from '../../engines/families/index.js';
+import { lockAccounts, lockParticipants, resolveAccountRef, touchAccounts } from '../../engines/families/index.js';
 import { syncCharges } from '../../engines/ledger/index.js';
 import { lockOffers, refillIfFirstComeRunning, reorderList } from '../../engines/participant-list/index.js';
 import { Participant } from './entity.js';
@@ -133,8 +133,12 @@ export async function updateParticipant(ctx: ServiceContext, input: UpdatePartic
     if (wasSent(input, 'email')) p.email = input.email ?? null;
     if (wasSent(input, 'phone')) p.phone = input.phone ?? null;
     p.modifiedAt = new Date();
-    await em.flush();
     const after = p.accountUuid ?? null;
+    // The lock order of families (engines/families/lock.ts): the accounts this change touches before the child's row.
+    if (after !== before.account || p.firstname !== before.firstname || p.lastname !== before.lastname) {
+      await lockAccounts(ctx, db, [before.account, after], 'no key update');
+    }
+    await em.flush();
     if (after !== before.account) {
       await touchAccounts(ctx, db, [before.account, after]);
       // D8: the debtor changed; unpaid charges move to the new debtor's ledgers, posted under the offers' locks.
@@ -169,6 +173,12 @@ export async function deleteParticipant(ctx: ServiceContext, uuid: string): Prom
     await ctx.em.transactional(async (em) => {
       const db = dbOf(em);
       const p = await findOrThrow(em, uuid);
+      // The lock order of families (engines/families/lock.ts): its account (changed: modified), the child (deleted),
+      // then the offers of its applications. Deleting the account at the same moment waits at the account.
+      await lockAccounts(ctx, db, [p.accountUuid], 'no key update');
+      if ((await lockParticipants(ctx, db, [uuid], 'update')).length === 0) throw notFoundProblem(uuid);
+      // Its account as committed now (a concurrent change of account, or the account's deletion, is seen).
+      await em.refresh(p);
       const locked = await lockOffers(ctx, db, (await applicationsOf(ctx, db, uuid)).map((a) => a.offer));
       // Read again under the locks: an application, receipt or transfer may have committed meanwhile.
       const applications = await applicationsOf(ctx, db, uuid);

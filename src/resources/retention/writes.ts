@@ -5,6 +5,7 @@ import { dbOf } from '../../platform/context.js';
 import { anyOf, inSchema, sql, tablesOf, type Executor } from '../../platform/db/sql.js';
 import { recordEvents } from '../../platform/events/events.js';
 import { accountHoldsData, decide, dueAccounts, NIL_UUID, type OfferFacts } from './reads.js';
+import { lockAccounts } from '../../engines/families/index.js';
 
 // Retention's writes (service.ts): one batch of participants in one transaction, and the accounts left without
 // a living child.
@@ -40,6 +41,11 @@ export async function pseudonymiseBatch(ctx: ServiceContext, uuids: string[], of
   return ctx.em.transactional(async (em) => {
     const db = dbOf(em);
     const tx = inSchema(db, ctx.tenant.schema);
+    // The lock order of families (engines/families/lock.ts): the children's accounts first (changed below), then
+    // the children. An account a child moved to after this read is locked later, out of that order (a deadlock
+    // then is retried, platform/db/attempts.ts).
+    const families = await tx.selectFrom('participants').select('account_uuid').where('uuid', '=', anyOf(uuids)).where('account_uuid', 'is not', null).execute();
+    await lockAccounts(ctx, db, families.map((f) => f.account_uuid), 'update');
     // The lock waits for a transaction that is adding an application (its foreign key takes a share lock on the
     // participant) and blocks new ones until we commit. A participant pseudonymised meanwhile drops out.
     const locked = await tx.selectFrom('participants as p')

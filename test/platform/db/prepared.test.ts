@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { createOrm, executorOf, preparedStatementsOf, type Orm } from '../../../src/platform/db/orm.js';
-import { prepared, preparedStatementsWanted } from '../../../src/platform/db/prepared.js';
+import { prepared, preparedStatementsSetting, preparedStatementsWanted } from '../../../src/platform/db/prepared.js';
+import { createLogger } from '../../../src/platform/logging/logger.js';
+import { Writable } from 'node:stream';
 import { sql } from '../../../src/platform/db/sql.js';
 import { startHarness, useHarness, type Harness } from '../../harness/harness.js';
 import { PGBOUNCER_BIN, startPgBouncer, type PgBouncer } from '../../harness/pgbouncer.js';
@@ -18,12 +20,25 @@ const ownStatements = (orm: Orm) =>
   sql<Stmt>`select name, statement from pg_prepared_statements where name like 'hp\\_%'`.execute(executorOf(orm)).then((r) => r.rows);
 
 describe('PG_PREPARED_STATEMENTS', () => {
-  it('is on unless switched off', () => {
+  it('is auto unless switched on or off; auto starts on', () => {
+    expect(preparedStatementsSetting({})).toBe('auto');
+    expect(preparedStatementsSetting({ PG_PREPARED_STATEMENTS: 'AUTO' })).toBe('auto');
+    expect(preparedStatementsSetting({ PG_PREPARED_STATEMENTS: 'on' })).toBe('on');
     expect(preparedStatementsWanted({})).toBe(true);
     expect(preparedStatementsWanted({ PG_PREPARED_STATEMENTS: 'on' })).toBe(true);
-    for (const off of ['off', 'OFF', '0', 'false', 'no']) expect(preparedStatementsWanted({ PG_PREPARED_STATEMENTS: off })).toBe(false);
+    for (const off of ['off', 'OFF', '0', 'false', 'no']) {
+      expect(preparedStatementsWanted({ PG_PREPARED_STATEMENTS: off })).toBe(false);
+      expect(preparedStatementsSetting({ PG_PREPARED_STATEMENTS: off })).toBe('off');
+    }
   });
 });
+
+/** A JSON logger whose lines a test reads. */
+function capturedLog() {
+  const lines: { msg: string; [k: string]: unknown }[] = [];
+  const log = createLogger('info', new Writable({ write(c, _e, cb) { for (const l of String(c).split('\n')) if (l) lines.push(JSON.parse(l)); cb(); } }));
+  return { log, lines };
+}
 
 describe('prepared() on a direct connection', () => {
   it('runs a marked statement as one named statement per connection, and only marked ones', async () => {
@@ -135,28 +150,61 @@ describe.runIf(!!PGBOUNCER_BIN)('the offer list through PgBouncer 1.18 in transa
     }
   });
 
-  it('left on by mistake: the first failure switches named statements off for the process, then it serves', async () => {
-    const orm = await createOrm(bouncer.url(direct), { entities, poolMax: 6, preparedStatements: true });
+  it('left on (PG_PREPARED_STATEMENTS=on): the first failure switches them off and the statement is sent again, so nothing fails', async () => {
+    const { log, lines } = capturedLog();
+    const orm = await createOrm(bouncer.url(direct), { entities, poolMax: 6, preparedStatements: true, log });
     const warnings: string[] = [];
     const onWarning = (w: Error) => warnings.push(w.message);
     process.on('warning', onWarning);
     try {
       const db = executorOf(orm);
+      // Found at start, but `on` is what was asked for: they stay on until the pooler loses one.
+      expect(lines.some((l) => /goes through a pooler/.test(l.msg) && l.namedStatements === true)).toBe(true);
       const errors: string[] = [];
-      for (let round = 0; round < 20 && preparedStatementsOf(orm); round++) {
+      let rounds = 0;
+      for (; rounds < 20 && preparedStatementsOf(orm); rounds++) {
         const results = await Promise.allSettled(Array.from({ length: 6 }, (_, i) => prepared(sql<{ x: number }>`select ${i}::int + 1 as x, pg_sleep(0.01)::text as s`).execute(db)));
-        for (const r of results) if (r.status === 'rejected') errors.push(String((r.reason as { code?: string }).code));
+        for (const r of results) {
+          if (r.status === 'rejected') errors.push(String((r.reason as { code?: string }).code));
+          else expect(r.value.rows[0].x).toBeGreaterThan(0);
+        }
       }
-      expect(errors.length).toBeGreaterThan(0);
-      expect(errors.every((c) => c === '26000' || c === '42P05'), errors.join()).toBe(true);
+      expect(errors).toEqual([]);
       expect(preparedStatementsOf(orm)).toBe(false);
-      await new Promise((r) => setImmediate(r));
-      expect(warnings.some((w) => w.includes('named prepared statements switched off'))).toBe(true);
+      // Said once, in the JSON log (not as a Node warning on stderr).
+      const switched = lines.filter((l) => l.msg.includes('named prepared statements switched off'));
+      expect(switched).toHaveLength(1);
+      expect(switched[0].level).toBe(40);
+      expect(['26000', '42P05']).toContain(switched[0].code);
+      expect(warnings).toEqual([]);
       const after = await Promise.all(Array.from({ length: 12 }, (_, i) => prepared(sql<{ x: number }>`select ${i}::int + 1 as x, pg_sleep(0.01)::text as s`).execute(db)));
       expect(after.map((r) => r.rows[0].x)).toEqual(Array.from({ length: 12 }, (_, i) => i + 1));
     } finally {
       process.off('warning', onWarning);
       await orm.close();
+    }
+  });
+
+  it('auto (the default): the pooler is found at start and named statements start off; directly they stay on', async () => {
+    const pooled = capturedLog();
+    const viaBouncer = await createOrm(bouncer.url(direct), { entities, poolMax: 2, log: pooled.log });
+    const plain = capturedLog();
+    const directly = await createOrm(direct, { entities, poolMax: 2, log: plain.log });
+    try {
+      if (process.env.PG_PREPARED_STATEMENTS === undefined || preparedStatementsSetting() === 'auto') {
+        expect(preparedStatementsOf(viaBouncer)).toBe(false);
+        expect(preparedStatementsOf(directly)).toBe(true);
+      }
+      const found = pooled.lines.find((l) => /goes through a pooler/.test(l.msg));
+      expect(found, JSON.stringify(pooled.lines)).toMatchObject({ level: 40, sessionTimeouts: false });
+      expect(plain.lines.filter((l) => /pooler/.test(l.msg))).toEqual([]);
+      // Through the pooler a transaction still gets the request timeouts (SET LOCAL with its BEGIN).
+      const inside = await viaBouncer.em.getConnection().transactional(async (trx) =>
+        viaBouncer.em.getConnection().execute<{ lock: string; statement: string }[]>(`select current_setting('lock_timeout') as lock, current_setting('statement_timeout') as statement`, [], 'all', trx));
+      expect(inside[0]).toEqual({ lock: '3s', statement: '30s' });
+    } finally {
+      await viaBouncer.close();
+      await directly.close();
     }
   });
 });

@@ -11,7 +11,7 @@ import { entities } from '../../../src/entities.js';
 
 // `/metrics` (Prometheus text, prom-client): requests by route template and status, latency histograms,
 // jobs by queue and state with the oldest waiting job's age (pg-boss's tables), rate-limit refusals,
-// registry size, outbox gauges from a pluggable source. No tenant label anywhere.
+// registry size, outbox gauges from a pluggable source. No tenant label except the database pool's (issue 23).
 // Fresh job counts on every scrape here (production reads them at most every 5 s).
 process.env.METRICS_JOBS_CACHE_MS = '0';
 
@@ -56,7 +56,11 @@ describe('/metrics', () => {
     expect(text).toMatch(/hp_http_request_duration_seconds_bucket\{le="0\.1",method="GET",route="\/categories\/\{uuid\}"\} \d/);
     expect(text).toMatch(/hp_http_request_duration_seconds_count\{method="POST",route="\/categories"\} 1/);
     expect(text).not.toContain(created.body.uuid);
-    expect(text).not.toContain(t.slug);
+    // Only the database pool's series name a municipality (its schema, issue 23); nothing else does.
+    const others = text.split('\n').filter((l) => !l.startsWith('hp_db_')).join('\n');
+    expect(others).not.toContain(t.slug.replace(/-/g, '_'));
+    expect(others).not.toContain(t.slug);
+    expect(text).toMatch(new RegExp(`^hp_db_pool_wait_seconds_count\\{schema="${t.tenant.schema}"\\} \\d+$`, 'm'));
     expect(text).toMatch(/^hp_registry_tenants \d+$/m);
     expect(text).toMatch(/^hp_database_up 1$/m);
   });

@@ -1,4 +1,4 @@
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { ANONYMOUS, viewerOfActor } from '../../../src/platform/auth/viewer.js';
 import { dbOf } from '../../../src/platform/context.js';
 import { prepared } from '../../../src/platform/db/prepared.js';
@@ -15,7 +15,8 @@ import { category, edition, offer, organiser, transition } from './helpers.js';
 
 // The public page PostgreSQL writes as JSON text (public-page.ts, issue 10.2) is the answer `toOut` gives a
 // viewer without a role, field for field and in the same order, for every kind of offer and every sort.
-const { t } = useHarness();
+// Directly connected also under TEST_VIA_PGBOUNCER: it checks what is sent as named statements.
+const { t } = useHarness({ databaseUrl: inject('directDatabaseUrl') });
 
 beforeAll(async () => {
   const ed = await edition(t);

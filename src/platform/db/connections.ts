@@ -1,0 +1,102 @@
+import pg from 'pg';
+import { PostgresDialect } from 'kysely';
+import { createPostgreSqlTypeParsers } from '@mikro-orm/postgresql';
+import type { Logger } from '../logging/logger.js';
+import { connectionAffinityWanted, useConnectionAffinity } from './affinity.js';
+import { GuardedDialect } from './guarded-dialect.js';
+import { PoolGuard } from './pool-guard.js';
+import { usePreparedStatements, type PreparedSwitch } from './prepared.js';
+import { dbTimeouts, startupOptions, type DbTimeouts, type TimeoutProfile } from './timeouts.js';
+
+// The service's connection pool (issue 23): pg's Pool, configured as MikroORM would (host, port, user,
+// password and database from the URL; dates and timestamps as text), plus what this service adds: the request
+// timeouts as startup parameters of every connection, named statements (prepared.ts), connection affinity
+// (affinity.ts), and the guard (pool-guard.ts) with its dialect (guarded-dialect.ts). MikroORM gets the dialect
+// (its `driverOptions` accept one), so every statement of the service goes through it.
+
+export type Database = { dialect: GuardedDialect; guard: PoolGuard; pool: pg.Pool; timeouts: DbTimeouts };
+
+export type DatabaseOptions = {
+  poolMax: number;
+  prepared: PreparedSwitch;
+  connectionAffinity?: boolean;
+  log: Logger;
+  timeouts?: DbTimeouts;
+  /** Test hooks: shares and wait other than the settings'. */
+  shares?: { tenant?: number; offer?: number; waitMs?: number };
+  /** The timeouts of the pool's own sessions and transactions: `request` (the service), `job` (the operator CLI). */
+  profile?: TimeoutProfile;
+};
+
+/** Connection settings from a URL, as MikroORM reads them (only host, port, user, password and database). */
+export function connectionConfig(url: string): pg.PoolConfig {
+  const u = new URL(url);
+  return {
+    host: decodeURIComponent(u.hostname),
+    port: Number(u.port) || 5432,
+    user: decodeURIComponent(u.username),
+    password: decodeURIComponent(u.password),
+    database: decodeURIComponent(u.pathname).replace(/^\//, ''),
+  };
+}
+
+function typeOverrides(): pg.CustomTypesConfig {
+  const types = new pg.TypeOverrides();
+  // text[]'s parser: the elements as strings, as MikroORM's own pool reads date and timestamp arrays.
+  const textArray = (pg.types.getTypeParser as (oid: number, format: 'text') => (s: string) => string[])(1009, 'text');
+  for (const [oid, parser] of Object.entries(createPostgreSqlTypeParsers((s: string) => textArray(s)))) {
+    types.setTypeParser(Number(oid), parser as (s: string) => unknown);
+  }
+  return types;
+}
+
+export function createDatabase(url: string, opts: DatabaseOptions): Database {
+  const timeouts = opts.timeouts ?? dbTimeouts();
+  const profile = opts.profile ?? 'request';
+  const base = connectionConfig(url);
+  const pool = new pg.Pool({
+    ...base,
+    min: 0,
+    max: opts.poolMax,
+    // A database (or pooler) that does not accept connections fails the request after 5 s (503, errors.ts)
+    // instead of holding it until the client gives up.
+    connectionTimeoutMillis: 5_000,
+    types: typeOverrides(),
+    // The request profile as every connection's session defaults (no round trip). A pooler ignores them
+    // (PgBouncer's ignore_startup_parameters); transactions set their own anyway (guarded-dialect.ts).
+    options: startupOptions(timeouts[profile], timeouts.idleInTransactionMs),
+  });
+  // A connection dropped by the server is reported as an `error` event; without a listener it would end the process.
+  pool.on('connect', (client) => client.on('error', (err) => opts.log.warn({ code: (err as { code?: string }).code, reason: err.message.slice(0, 200) }, 'PostgreSQL connection error')));
+  pool.on('error', (err) => opts.log.warn({ code: (err as { code?: string }).code, reason: err.message.slice(0, 200) }, 'PostgreSQL pool error'));
+  usePreparedStatements(pool, opts.prepared, {
+    warn: (msg, fields) => opts.log.warn(fields ?? {}, msg),
+  });
+  // A schema's requests prefer one connection of the pool (affinity.ts); PG_CONNECTION_AFFINITY=off: none.
+  if (opts.connectionAffinity ?? connectionAffinityWanted()) useConnectionAffinity(pool);
+  const probeConfig: pg.PoolConfig = { ...base, options: '-c statement_timeout=2000 -c lock_timeout=1000' };
+  const guard = new PoolGuard(pool, opts.poolMax, timeouts, opts.log, probeConfig, opts.shares, profile);
+  return { dialect: new GuardedDialect(new PostgresDialect({ pool }), guard), guard, pool, timeouts };
+}
+
+export type Pooler = { pooled: boolean; sessionTimeouts: boolean };
+
+/**
+ * Whether a pooler stands between the service and PostgreSQL, seen on one connection at start: PostgreSQL tells
+ * a client its backend's process id at login; a pooler (PgBouncer) gives its own key instead, so it differs from
+ * `pg_backend_pid()`. Also whether the startup parameters arrived (a pooler drops them). pg keeps the id as the
+ * client's `processID` (kysely reads it too); without it, only the second sign counts.
+ */
+export async function detectPooler(db: Database): Promise<Pooler> {
+  const client = await db.pool.connect();
+  try {
+    const r = await client.query<{ pid: number; lock: string }>(`select pg_backend_pid() as pid, (select setting from pg_settings where name = 'lock_timeout') as lock`);
+    const row = r.rows[0]!;
+    const own = (client as unknown as { processID?: unknown }).processID;
+    const sessionTimeouts = Number(row.lock) === db.timeouts[db.guard.profile].lockMs;
+    const pooled = (typeof own === 'number' && own !== row.pid) || !sessionTimeouts;
+    return { pooled, sessionTimeouts };
+  } finally {
+    client.release();
+  }
+}
