@@ -7,7 +7,7 @@ describe('the settings schema', () => {
     const c = loadConfig({});
     expect(c).toMatchObject({
       port: 8080, trustProxy: false, logLevel: 'info', dataDir: '.data', tenantsDir: 'tenants', migrateConcurrency: 8,
-      jobHeartbeatSeconds: 10, mailLeaseSeconds: 60, pgListenNotify: false, pgPreparedStatements: true, pgConnectionAffinity: true,
+      jobHeartbeatSeconds: 10, mailLeaseSeconds: 60, pgListenNotify: false, pgPreparedStatements: 'auto', pgConnectionAffinity: true,
       pgPoolSize: 10, embeddedPgPort: 54329, publicCacheMs: 3000, metricsJobsCacheMs: 5000, secretsKeyPrevious: [],
     });
     expect(c.databaseUrl).toBeUndefined();
@@ -22,7 +22,7 @@ describe('the settings schema', () => {
       DEMO: 'no', PG_LISTEN_NOTIFY: 'on', PG_PREPARED_STATEMENTS: 'off', MIGRATE_CONCURRENCY: '16', WEBHOOK_ALLOW_HOSTS: 'A.example, b.example',
       WEBHOOK_RETRY_BASE_SECONDS: '0.3', SECRETS_KEY: Buffer.alloc(32, 7).toString('base64'),
     });
-    expect(c).toMatchObject({ databaseUrl: 'postgresql://u:p@db:5432/x', redisUrl: 'redis://r:6379/1', port: 18200, logLevel: 'warn', demo: false, pgListenNotify: true, pgPreparedStatements: false, migrateConcurrency: 16, webhookRetryBaseSeconds: 0.3 });
+    expect(c).toMatchObject({ databaseUrl: 'postgresql://u:p@db:5432/x', redisUrl: 'redis://r:6379/1', port: 18200, logLevel: 'warn', demo: false, pgListenNotify: true, pgPreparedStatements: 'off', migrateConcurrency: 16, webhookRetryBaseSeconds: 0.3 });
     expect([...c.webhookAllowHosts]).toEqual(['a.example', 'b.example']);
     expect(c.secretsKey).toEqual(Buffer.alloc(32, 7));
   });

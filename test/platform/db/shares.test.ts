@@ -54,8 +54,10 @@ describe('KeyedSemaphore', () => {
     expect(placesOf(0.1, 4)).toBe(1);
     expect(placesOf(1, 10)).toBe(10);
     expect(tenantPoolShare({ PG_TENANT_POOL_SHARE: '0.25' })).toBe(0.25);
-    for (const bad of ['0', '-1', '1.5', 'x', '']) expect(tenantPoolShare({ PG_TENANT_POOL_SHARE: bad })).toBe(0.6);
-    expect(poolWaitMs({ PG_POOL_WAIT_MS: '0' })).toBe(5_000);
+    // A wrong value is refused with one sentence naming the setting (the one settings schema, config.ts).
+    for (const bad of ['0', '-1', '1.5', 'x']) expect(() => tenantPoolShare({ PG_TENANT_POOL_SHARE: bad })).toThrow(/^PG_TENANT_POOL_SHARE must be a fraction/);
+    expect(tenantPoolShare({ PG_TENANT_POOL_SHARE: '' })).toBe(0.6);
+    expect(() => poolWaitMs({ PG_POOL_WAIT_MS: '0' })).toThrow(/^PG_POOL_WAIT_MS must be a whole number from 1/);
     expect(tenantPoolShare({})).toBe(0.6);
     expect(offerPoolShare({})).toBe(0.2);
     expect(placesOf(0.6, 8)).toBe(4);

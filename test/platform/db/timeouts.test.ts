@@ -11,8 +11,9 @@ describe('database timeouts', () => {
       migration: { lockMs: 60_000, statementMs: 0 },
       idleInTransactionMs: 60_000,
     });
-    const t = dbTimeouts({ PG_LOCK_TIMEOUT_MS: '1500', PG_STATEMENT_TIMEOUT_MS: '0', PG_JOB_LOCK_TIMEOUT_MS: 'x', PG_MIGRATION_STATEMENT_TIMEOUT_MS: '900000' });
+    const t = dbTimeouts({ PG_LOCK_TIMEOUT_MS: '1500', PG_STATEMENT_TIMEOUT_MS: '0', PG_MIGRATION_STATEMENT_TIMEOUT_MS: '900000' });
     expect(t.request).toEqual({ lockMs: 1_500, statementMs: 0 });
+    expect(() => dbTimeouts({ PG_JOB_LOCK_TIMEOUT_MS: 'x' })).toThrow(/^PG_JOB_LOCK_TIMEOUT_MS must be a whole number/);
     expect(t.job.lockMs).toBe(30_000);
     expect(t.migration.statementMs).toBe(900_000);
   });
