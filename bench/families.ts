@@ -15,6 +15,8 @@ import type { Tenant } from '../src/platform/tenancy/tenant.js';
 import { scratchDatabase } from './scratch.js';
 import { quick, reportResult, type BenchRow } from './result.js';
 import { entities } from '../src/entities.js';
+import { lanes, timed } from './load.js';
+import { baselinePool, poolLabel, servicePoolSize } from './baseline.js';
 
 // `npm run bench -- families` (issue 21 "Speed"): an opening morning through the website channel. FAMILIES
 // families of TENANTS municipalities, each ONE request (two children, two wishes each) with its municipality's
@@ -23,7 +25,7 @@ import { entities } from '../src/entities.js';
 // confirmation (the token from the mail the SMTP server received), IN_FLIGHT in flight. Reported:
 // applications (wishes) per second and p99 of both phases, and how long after the last answer every
 // confirmation mail (and every mail telling the family its places) was at the SMTP server. Baseline of the same
-// run: the same writes as bare SQL with the service's pool size (PG_POOL_SIZE, 10): per family one transaction
+// run: the same writes as bare SQL with the service's pool size (PG_POOL_SIZE, bench/baseline.ts): per family one transaction
 // (account, children, applications, confirmation row, outbox row) and, for the confirmation, one transaction
 // locking the offers in uuid order and deciding first come first served.
 // Env: BENCH_PG_URL, BENCH_FAMILIES (2000; 200 with --quick), BENCH_TENANTS (20), BENCH_IN_FLIGHT (64), BENCH_PORT (the
@@ -33,25 +35,10 @@ const FAMILIES = Number(process.env.BENCH_FAMILIES || (quick ? 200 : 2000));
 const TENANTS = Number(process.env.BENCH_TENANTS || 20);
 const IN_FLIGHT = Number(process.env.BENCH_IN_FLIGHT || 64);
 const OFFERS_PER_TENANT = 10;
-const POOL = Number(process.env.PG_POOL_SIZE || 10);
 const WISHES = 4; // two children, two wishes each
 
-const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.ceil(xs.length * p) - 1)]!;
 const round = (x: number, digits = 0) => Number(x.toFixed(digits));
 const hostOf = (i: number) => `f${i}.families.test`;
-
-async function lanes<T>(items: T[], n: number, work: (item: T) => Promise<void>): Promise<number[]> {
-  const latencies: number[] = [];
-  let next = 0;
-  await Promise.all(Array.from({ length: n }, async () => {
-    for (let i = next++; i < items.length; i = next++) {
-      const started = performance.now();
-      await work(items[i]!);
-      latencies.push(performance.now() - started);
-    }
-  }));
-  return latencies;
-}
 
 function post(port: number, host: string, pathname: string, token: string, body: unknown, agent: http.Agent): Promise<{ status: number; text: string }> {
   const payload = JSON.stringify(body);
@@ -80,15 +67,6 @@ function mailText(raw: string): string {
 }
 
 type Family = { tenant: number; email: string; body: unknown };
-type Run = { rate: number; p50: number; p99: number; seconds: number; statuses: number[] };
-
-async function timed(work: () => Promise<{ latencies: number[]; statuses: number[] }>, perItem = 1): Promise<Run> {
-  const started = performance.now();
-  const { latencies, statuses } = await work();
-  const seconds = (performance.now() - started) / 1000;
-  return { rate: (latencies.length * perItem) / seconds, p50: pct(latencies, 0.5), p99: pct(latencies, 0.99), seconds, statuses };
-}
-
 async function main() {
   // The SMTP server the families' mails go to: the confirmation link of each address, and when each mail came.
   const links = new Map<string, string>();
@@ -241,8 +219,7 @@ async function main() {
     service = undefined;
 
     // The baseline: the same writes as bare SQL, the service's pool size, the same requests in flight.
-    const pool = new pg.Pool({ connectionString: url.toString(), max: POOL });
-    pool.on('error', () => {});
+    const pool = baselinePool(url.toString());
     const baseFamilies = families.map((f) => ({ ...f, email: `basis.${f.email}`, submission: newUuid() }));
     const bareApply = await timed(async () => ({ statuses: [], latencies: await lanes(baseFamilies, IN_FLIGHT, async (f) => {
       const s = tenants[f.tenant]!.tenant.schema;
@@ -295,11 +272,11 @@ async function main() {
     const ok201 = apply.statuses.filter((s) => s === 201).length;
     const ok200 = confirm.statuses.filter((s) => s === 200).length;
     const rows: BenchRow[] = [
-      { name: 'families apply (one request each), applications/s', value: round(apply.rate), unit: '/s', baseline: round(bareApply.rate), ratio: apply.rate / bareApply.rate },
+      { name: `families apply (one request each), applications/s (baseline: bare SQL, ${poolLabel()})`, value: round(apply.rate), unit: '/s', baseline: round(bareApply.rate), ratio: apply.rate / bareApply.rate },
       { name: 'families apply, p99 per request', value: round(apply.p99), unit: 'ms', baseline: round(bareApply.p99), ratio: apply.p99 / bareApply.p99 },
       { name: 'families apply, p50 per request', value: round(apply.p50), unit: 'ms', baseline: round(bareApply.p50), ratio: apply.p50 / bareApply.p50 },
       { name: 'every confirmation mail at the SMTP server, after the last answer', value: round(mailsIn, 1), unit: 's' },
-      { name: 'families confirm, applications/s', value: round(confirm.rate), unit: '/s', baseline: round(bareConfirm.rate), ratio: confirm.rate / bareConfirm.rate },
+      { name: `families confirm, applications/s (baseline: bare SQL, ${poolLabel()})`, value: round(confirm.rate), unit: '/s', baseline: round(bareConfirm.rate), ratio: confirm.rate / bareConfirm.rate },
       { name: 'families confirm, p99 per request', value: round(confirm.p99), unit: 'ms', baseline: round(bareConfirm.p99), ratio: confirm.p99 / bareConfirm.p99 },
       { name: 'every mail of the decided places at the SMTP server, after the last confirmation', value: round(stateMailsIn, 1), unit: 's' },
       { name: 'answered 201 / 200', value: ok201 + ok200, unit: `of ${2 * FAMILIES}`, target: `${2 * FAMILIES}`, met: ok201 + ok200 === 2 * FAMILIES },
@@ -308,7 +285,7 @@ async function main() {
     reportResult({
       scenario: 'families',
       title: 'An opening morning through the website channel (issue 21)',
-      inputs: { families: FAMILIES, tenants: TENANTS, inFlight: IN_FLIGHT, wishesPerFamily: WISHES, offersPerTenant: OFFERS_PER_TENANT, pool: POOL, quick, loadAverage: loadavg().map((x) => x.toFixed(2)).join(' ') },
+      inputs: { families: FAMILIES, tenants: TENANTS, inFlight: IN_FLIGHT, wishesPerFamily: WISHES, offersPerTenant: OFFERS_PER_TENANT, pool: servicePoolSize(), quick, loadAverage: loadavg().map((x) => x.toFixed(2)).join(' ') },
       rows,
       notes: failures,
     });

@@ -1,5 +1,3 @@
-import { execSync } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
 import { isDeepStrictEqual } from 'node:util';
@@ -10,6 +8,8 @@ import { insertToken } from '../src/platform/auth/tokens.js';
 import { createOrm, executorOf } from '../src/platform/db/orm.js';
 import { entities } from '../src/entities.js';
 import { spawnServer, type Server } from './server.js';
+import { cpuOf, pgDelta, postgresCpu } from './proc.js';
+import { poolLabel, servicePoolSize } from './baseline.js';
 
 // `npm run bench:page` (also `npm run bench -- page`): the offer list of the real app against the hand-written
 // reference server (bench/README.md). Each server runs in its own process on loopback against the same scratch
@@ -41,47 +41,6 @@ function get(port: number, path: string, agent?: http.Agent, headers: Record<str
       res.on('end', () => resolve({ status: res.statusCode ?? 0, text }));
     }).on('error', reject);
   });
-}
-
-// CPU time (user + system) of processes, from /proc, in seconds.
-const TICK = (() => {
-  try {
-    return Number(execSync('getconf CLK_TCK').toString().trim()) || 100;
-  } catch {
-    return 100;
-  }
-})();
-
-function cpuOf(pid: number): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / TICK;
-  } catch {
-    return 0;
-  }
-}
-
-/** The PostgreSQL backends serving the scratch database (their process title names it), not other databases'. */
-function postgresCpu(database: string): Map<number, number> {
-  const out = new Map<number, number>();
-  for (const entry of readdirSync('/proc')) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() !== 'postgres') continue;
-      if (!readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(` ${database} `)) continue;
-      out.set(Number(entry), cpuOf(Number(entry)));
-    } catch {
-      // gone
-    }
-  }
-  return out;
-}
-
-function pgDelta(before: Map<number, number>, after: Map<number, number>): number {
-  let sum = 0;
-  for (const [pid, t] of after) sum += t - (before.get(pid) ?? 0);
-  return sum;
 }
 
 async function load(c: Case, perPage: number, seconds: number, database: string): Promise<Run> {
@@ -206,7 +165,7 @@ async function main() {
         const label = { app: 'anonymous, cache off', 'app-token': 'admin token (no cache)', 'app-cached': 'anonymous, public list cache 3 s' }[name];
         const target = name === 'app' ? TARGETS[perPage] : undefined;
         rows.push({
-          name: `GET /offers?itemsPerPage=${perPage}, ${label}, req/s (baseline: hand-written server, anonymous)`,
+          name: `GET /offers?itemsPerPage=${perPage}, ${label}, req/s (baseline: hand-written server, anonymous, ${poolLabel()})`,
           value: round1(m(key, 'rps')), unit: 'req/s', baseline: round1(m(r, 'rps')), ratio: Math.round(ratio * 100) / 100,
           ...(target !== undefined ? { target: `≥ ${target} of baseline`, met: ratio >= target } : {}),
         });
@@ -247,7 +206,7 @@ async function main() {
       title: 'GET /offers built by the app (cache off, anonymous and admin token) and cached, against a hand-written node:http + pg server',
       inputs: {
         offers: db.offers, publicOffers: db.publicOffers, connections: CONNECTIONS, rounds: ROUNDS, seconds: SECONDS, sequentialRequests: SEQUENTIAL,
-        preparedStatements: process.env.PG_PREPARED_STATEMENTS ?? 'on', quick,
+        preparedStatements: process.env.PG_PREPARED_STATEMENTS ?? 'on', pool: servicePoolSize(), quick,
       },
       rows,
       notes,

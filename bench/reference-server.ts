@@ -2,12 +2,14 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { pathToFileURL } from 'node:url';
 import pg from 'pg';
+import { servicePoolSize } from './baseline.js';
 
 // The hand-written reference for the public offer list (bench/README.md): plain node:http + pg, the whole
 // anonymous `GET /offers` page built as JSON text by ONE SQL query and written out unchanged. Same fields,
 // order, null rule (json_strip_nulls = spec 1.6), timestamps in Europe/Berlin with offset (session time
 // zone), visibility (published, public, edition online by its show_offers phase, D4) and pagination as the
-// app. `vacancies` counts confirmed applications, as the spec's field requires. One tenant, one schema.
+// app. `vacancies` counts confirmed applications, as the spec's field requires. One tenant, one schema. Its
+// pool is the service's size (PG_POOL_SIZE, read as the service reads it; issue 25), unless `poolMax` says otherwise.
 //
 // Run alone: DATABASE_URL=… SCHEMA=t_bench URL_PREFIX=https://host/angebote/ PORT=8081 tsx bench/reference-server.ts
 
@@ -76,7 +78,7 @@ function intParam(value: string | null, min: number, max: number): number | null
 
 export async function startReferenceServer(opts: ReferenceOptions): Promise<{ port: number; close: () => Promise<void> }> {
   // The session time zone makes to_char's TZH:TZM the Berlin offset of each instant.
-  const pool = new pg.Pool({ connectionString: opts.databaseUrl, max: opts.poolMax ?? 10, idleTimeoutMillis: 0, options: '-c TimeZone=Europe/Berlin' });
+  const pool = new pg.Pool({ connectionString: opts.databaseUrl, max: opts.poolMax ?? servicePoolSize(), idleTimeoutMillis: 0, options: '-c TimeZone=Europe/Berlin' });
   const text = pageQuery(opts.schema);
   const send = (res: http.ServerResponse, status: number, body: string, type = 'application/json') => {
     res.writeHead(status, { 'Content-Type': type, 'Content-Length': Buffer.byteLength(body), 'Cache-Control': status === 200 ? 'public, max-age=60' : 'no-store' });

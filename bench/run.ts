@@ -26,6 +26,7 @@ export const SCENARIOS: Scenario[] = [
   { name: 'webhooks', file: 'bench/webhooks.ts', title: 'Webhook delivery, issue 14' },
   { name: 'families', file: 'bench/families.ts', title: 'An opening morning through the website channel, issue 21' },
   { name: 'lock', file: 'bench/lock-isolation.ts', title: 'One municipality never takes the others down, issue 23' },
+  { name: 'morning', file: 'bench/morning.ts', title: 'The opening morning of a region (API and worker processes, Redis, SMTP), issue 25' },
 ];
 
 const DOC = 'docs/benchmarks.md';

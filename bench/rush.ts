@@ -3,7 +3,6 @@ import { mkdtempSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { spawn } from 'node:child_process';
-import pg from 'pg';
 import { insertToken } from '../src/platform/auth/tokens.js';
 import { createOrm, executorOf, migrateControl } from '../src/platform/db/orm.js';
 import { qualified, sql } from '../src/platform/db/sql.js';
@@ -12,12 +11,15 @@ import { addTenant } from '../src/platform/tenancy/operations.js';
 import { scratchDatabase } from './scratch.js';
 import { quick, reportResult, type BenchRow } from './result.js';
 import { entities } from '../src/entities.js';
+import { lanes, timed, type Run } from './load.js';
+import { bareApplication, baselinePool, poolLabel, servicePoolSize } from './baseline.js';
 
 // `npm run bench:rush` (issue 10.1): the opening rush on one first-come offer (100 places), FAMILIES families
 // applying with IN_FLIGHT requests in flight, through HTTP to a real API process (`src/main.ts --role api`),
 // against the bare-SQL baseline in the same run (one short transaction per application: lock the offer row,
-// count the confirmed, insert). Then the same rush spread over 100 offers (10 places each), both ways.
-// Both on the same scratch database of the machine's PostgreSQL.
+// count the confirmed, insert; IN_FLIGHT at once over a pool of the service's size, PG_POOL_SIZE,
+// bench/baseline.ts). Then the same rush spread over 100 offers (10 places each), both ways. Both on the same
+// scratch database of the machine's PostgreSQL.
 // Env: BENCH_PG_URL, BENCH_FAMILIES (2000; 400 with --quick), BENCH_IN_FLIGHT (64),
 // BENCH_API_NODE_ARGS (extra node flags for the API process, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`),
 // BENCH_PG_STATS=1 (the API's statements during the one-offer rush from pg_stat_statements, when the server
@@ -29,22 +31,7 @@ const PLACES = 100;
 const MANY = 100;
 const PLACES_MANY = 10;
 const HOST = 'rush.test';
-
-const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.ceil(xs.length * p) - 1)]!;
 const round = (x: number, digits = 0) => Number(x.toFixed(digits));
-
-async function lanes<T>(items: T[], n: number, work: (item: T, lane: number) => Promise<void>): Promise<number[]> {
-  const latencies: number[] = [];
-  let next = 0;
-  await Promise.all(Array.from({ length: n }, async (_, lane) => {
-    for (let i = next++; i < items.length; i = next++) {
-      const started = performance.now();
-      await work(items[i]!, lane);
-      latencies.push(performance.now() - started);
-    }
-  }));
-  return latencies;
-}
 
 function post(port: number, token: string, body: unknown, agent: http.Agent): Promise<number> {
   const payload = JSON.stringify(body);
@@ -58,15 +45,6 @@ function post(port: number, token: string, body: unknown, agent: http.Agent): Pr
     req.on('error', reject);
     req.end(payload);
   });
-}
-
-type Run = { rate: number; p50: number; p99: number; statuses: number[] };
-
-async function timed(work: () => Promise<{ latencies: number[]; statuses: number[] }>): Promise<Run> {
-  const started = performance.now();
-  const { latencies, statuses } = await work();
-  const seconds = (performance.now() - started) / 1000;
-  return { rate: latencies.length / seconds, p50: pct(latencies, 0.5), p99: pct(latencies, 0.99), statuses };
 }
 
 async function main() {
@@ -137,26 +115,13 @@ async function main() {
       });
       return { latencies, statuses };
     });
-    // Baseline: the same decision as bare SQL, one short transaction each.
-    const pool = new pg.Pool({ connectionString: url.toString(), max: IN_FLIGHT });
-    const bare = (offerOf: (i: number) => string, places: number) => timed(async () => {
-      const latencies = await lanes(children.map((c, i) => [c, i] as const), IN_FLIGHT, async ([child, i]) => {
-        const c = await pool.connect();
-        const target = offerOf(i);
-        try {
-          await c.query('begin');
-          await c.query(`select max_participants from ${tenant.schema}.offers where uuid = $1 for no key update`, [target]);
-          const n = await c.query(`select count(*)::int as n from ${tenant.schema}.attendances where offer_uuid = $1 and status = 'confirmed'`, [target]);
-          const status = n.rows[0].n < places ? 'confirmed' : 'waitlisted';
-          await c.query(`insert into ${tenant.schema}.attendances (uuid, offer_uuid, participant_uuid, status, sorting, fee)
-            values ($1, $2, $3, $4, (select coalesce(max(sorting), 0) + 1 from ${tenant.schema}.attendances where offer_uuid = $2), 500)`, [newUuid(), target, child, status]);
-          await c.query('commit');
-        } finally {
-          c.release();
-        }
-      });
-      return { latencies, statuses: [] };
-    });
+    // Baseline: the same decision as bare SQL, one short transaction each, IN_FLIGHT at once over a pool of the
+    // service's size (issue 25: 64 connections where the service has 10 measured another database load).
+    const pool = baselinePool(url.toString());
+    const bare = (offerOf: (i: number) => string) => timed(async () => ({
+      statuses: [],
+      latencies: await lanes(children.map((c, i) => [c, i] as const), IN_FLIGHT, ([child, i]) => bareApplication(pool, tenant.schema, offerOf(i), child)),
+    }));
 
     const app1 = await through(() => appOffer);
     let statements: string[] = [];
@@ -169,9 +134,9 @@ async function main() {
       statements = [`pg_stat_statements, one-offer rush (${FAMILIES} applications): ${calls} statements in the top 25`,
         ...res.rows.map((r) => `${String(r.calls).padStart(6)} calls ${String(r.ms).padStart(9)} ms  ${r.query}`)];
     }
-    const sql1 = await bare(() => sqlOffer, PLACES);
+    const sql1 = await bare(() => sqlOffer);
     const appN = await through((i) => appMany[i % MANY]!);
-    const sqlN = await bare((i) => sqlMany[i % MANY]!, PLACES_MANY);
+    const sqlN = await bare((i) => sqlMany[i % MANY]!);
     await pool.end();
 
     const check = async (offers: string[], places: number) => (await sql<{ overbooked: number; dense: boolean }>`
@@ -185,21 +150,22 @@ async function main() {
 
     const ratio1 = app1.rate / sql1.rate;
     const p99Ratio = app1.p99 / sql1.p99;
+    const base = `baseline: bare SQL, ${poolLabel()}`;
     const rows: BenchRow[] = [
-      { name: 'rush, one offer, applications/s', value: round(app1.rate), unit: '/s', baseline: round(sql1.rate), ratio: ratio1, target: '≥ 0.5 of baseline', met: ratio1 >= 0.5 },
+      { name: `rush, one offer, applications/s (${base})`, value: round(app1.rate), unit: '/s', baseline: round(sql1.rate), ratio: ratio1, target: '≥ 0.5 of baseline', met: ratio1 >= 0.5 },
       { name: 'rush, one offer, p99', value: round(app1.p99), unit: 'ms', baseline: round(sql1.p99), ratio: p99Ratio, target: '< 2 × baseline', met: p99Ratio < 2 },
       { name: 'rush, one offer, p50', value: round(app1.p50), unit: 'ms', baseline: round(sql1.p50), ratio: app1.p50 / sql1.p50 },
       { name: 'rush, overbooked places (both rushes)', value: one.overbooked + many.overbooked, unit: 'places', target: '0', met: one.overbooked + many.overbooked === 0 },
       { name: 'rush, participant lists numbered 1..n', value: one.dense && many.dense ? 1 : 0, unit: 'all (1) / not all (0)', target: '1', met: one.dense && many.dense },
       { name: 'rush, answered 201', value: ok, unit: `of ${2 * FAMILIES}`, target: `${2 * FAMILIES}`, met: ok === 2 * FAMILIES },
-      { name: `rush, ${MANY} offers, applications/s`, value: round(appN.rate), unit: '/s', baseline: round(sqlN.rate), ratio: appN.rate / sqlN.rate },
+      { name: `rush, ${MANY} offers, applications/s (${base})`, value: round(appN.rate), unit: '/s', baseline: round(sqlN.rate), ratio: appN.rate / sqlN.rate },
       { name: `rush, ${MANY} offers, p99`, value: round(appN.p99), unit: 'ms', baseline: round(sqlN.p99), ratio: appN.p99 / sqlN.p99 },
     ];
     const load = loadavg().map((x) => x.toFixed(2)).join(' ');
     reportResult({
       scenario: 'rush',
       title: 'Opening rush (issue 10.1)',
-      inputs: { families: FAMILIES, inFlight: IN_FLIGHT, places: PLACES, offersMany: MANY, placesMany: PLACES_MANY, quick, loadAverage: load },
+      inputs: { families: FAMILIES, inFlight: IN_FLIGHT, baselinePool: servicePoolSize(), places: PLACES, offersMany: MANY, placesMany: PLACES_MANY, quick, loadAverage: load },
       rows,
       notes: statements,
     });
@@ -207,7 +173,7 @@ async function main() {
     console.log('|---|---|---|---|');
     const line = (what: string, r: Run) => console.log(`| ${what} | ${r.rate.toFixed(0)} | ${r.p50.toFixed(0)} ms | ${r.p99.toFixed(0)} ms |`);
     line(`one offer (${PLACES} places), through HTTP`, app1);
-    line('one offer, bare SQL baseline', sql1);
+    line(`one offer, bare SQL baseline (${poolLabel()})`, sql1);
     line(`${MANY} offers (${PLACES_MANY} places each), through HTTP`, appN);
     line(`${MANY} offers, bare SQL baseline`, sqlN);
     console.log(`load average ${load}`);

@@ -8,7 +8,7 @@
 // A scratch database on the machine's PostgreSQL (BENCH_PG_URL), dropped at the end; a throwaway TENANTS_DIR.
 // Every step runs the code of BENCH_ROOT (default: this checkout) as a child process, as an operator would.
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
@@ -21,6 +21,8 @@ import { seedDemo } from '../src/demo/seed.js';
 import { mulberry32 } from '../src/domain/lottery.js';
 import { quick, reportResult, type BenchRow } from './result.js';
 import { entities } from '../src/entities.js';
+import { cpuOf, pgDelta, postgresCpu } from './proc.js';
+import { poolLabel, servicePoolSize } from './baseline.js';
 
 const N = Number(process.env.BENCH_TENANTS ?? (quick ? 100 : 1000));
 const SPREAD = Math.max(1, Math.floor(N / 2));
@@ -128,37 +130,11 @@ async function stopAppServer(s: AppServer) {
   await new Promise((r) => (s.child.exitCode !== null ? r(null) : s.child.once('exit', r)));
 }
 
-const TICK = 100;
-/** CPU seconds (user + system) of a process, from /proc. */
-function cpuOf(pid: number): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(f[11]) + Number(f[12])) / TICK;
-  } catch {
-    return 0;
-  }
-}
-/** CPU seconds of the PostgreSQL backends serving the scratch database (their process title names it). */
-function postgresCpu(): number {
-  let sum = 0;
-  for (const e of readdirSync('/proc')) {
-    if (!/^\d+$/.test(e)) continue;
-    try {
-      if (readFileSync(`/proc/${e}/comm`, 'utf8').trim() !== 'postgres') continue;
-      if (!readFileSync(`/proc/${e}/cmdline`, 'utf8').includes(` ${dbName} `)) continue;
-      sum += cpuOf(Number(e));
-    } catch {
-      // gone
-    }
-  }
-  return sum;
-}
 const cpu = { one: [] as { node: number; pg: number }[], spread: [] as { node: number; pg: number }[], cycle: [] as { node: number; pg: number }[] };
 
 /** GET /api/offers (the default page) with autocannon, each request to one of `hosts` at random. */
 async function page(port: number, hosts: string[], seconds: number, pid?: number, into?: { node: number; pg: number }[], pattern: 'random' | 'cycle' = 'random'): Promise<number> {
-  const [node0, pg0] = [pid ? cpuOf(pid) : 0, postgresCpu()];
+  const [node0, pg0] = [pid ? cpuOf(pid) : 0, postgresCpu(dbName)];
   // The lottery's seeded generator: every run draws the same sequence of municipalities.
   const random = mulberry32(hosts.length);
   const result = await autocannon({
@@ -174,7 +150,7 @@ async function page(port: number, hosts: string[], seconds: number, pid?: number
   });
   const failed = result.errors + result.timeouts + result.non2xx;
   if (failed > 0) throw new Error(`GET /offers: ${result.errors} errors, ${result.timeouts} timeouts, ${result.non2xx} non-2xx`);
-  if (pid && into) into.push({ node: (1000 * (cpuOf(pid) - node0)) / result.requests.total, pg: (1000 * (postgresCpu() - pg0)) / result.requests.total });
+  if (pid && into) into.push({ node: (1000 * (cpuOf(pid) - node0)) / result.requests.total, pg: (1000 * pgDelta(pg0, postgresCpu(dbName))) / result.requests.total });
   return result.requests.total / result.duration;
 }
 
@@ -281,13 +257,14 @@ try {
     let script: string;
     try { script = (await newSchemaScript(orm))!.sql; } finally { await orm.close(); }
     const BARE = Math.min(N, quick ? 50 : 200);
-    const pool = new pg.Pool({ connectionString: DATABASE_URL, max: migrateConcurrency() });
+    // The service's pool size (issue 25); the same concurrency as `migrate`.
+    const pool = new pg.Pool({ connectionString: DATABASE_URL, max: servicePoolSize() });
     const t0 = performance.now();
     await mapLimit(Array.from({ length: BARE }, (_, i) => `t_bare_${i}`), migrateConcurrency(), (schema) =>
       pool.query(`begin; create schema "${schema}"; set local search_path to "${schema}";\n${script}\ncommit;`));
     bareMs = ((performance.now() - t0) * N) / BARE;
     await pool.end();
-    rows.push([`the same DDL sent bare (no service code), ${BARE} new schemas at concurrency ${migrateConcurrency()}, scaled to ${N}`, s(bareMs)]);
+    rows.push([`the same DDL sent bare (no service code), ${BARE} new schemas at concurrency ${migrateConcurrency()} over a ${poolLabel()}, scaled to ${N}`, s(bareMs)]);
   }
 
   // A release: the newest tenant migration undone in the N new schemas (its down(), its row removed), then
@@ -405,7 +382,7 @@ const report: BenchRow[] = [
   },
   { name: `migrate of ${N} new schemas (MIGRATE_CONCURRENCY ${process.env.MIGRATE_CONCURRENCY ?? 'default'})`, value: Number((migrateNewMs / 1000).toFixed(1)), unit: 's', baseline: 60, ratio: migrateNewMs / 60_000, target: '≤ 60 s', met: migrateNewMs <= 60_000 },
   {
-    name: `migrate of ${N} new schemas against the same DDL sent bare (no service code, same concurrency; the floor on this machine)`,
+    name: `migrate of ${N} new schemas against the same DDL sent bare (no service code, same concurrency, ${poolLabel()}; the floor on this machine)`,
     value: Number((migrateNewMs / 1000).toFixed(1)), unit: 's', baseline: Number((bareMs / 1000).toFixed(1)), ratio: migrateNewMs / bareMs,
   },
   { name: `migrate of ${N} schemas one migration behind, a release (${2 * N} registered)`, value: Number((releaseMs / 1000).toFixed(1)), unit: 's', baseline: 60, ratio: releaseMs / 60_000, target: '≤ 60 s', met: releaseMs <= 60_000 },
