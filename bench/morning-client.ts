@@ -30,6 +30,8 @@ export type ClientFigures = {
   lastAnswerAt: number;
   /** Wall time from the first application sent to the last answered. */
   seconds: number;
+  /** This process's CPU seconds over that time. */
+  cpuSeconds: number;
   latencies: number[];
   statuses: Record<string, number>;
   failures: string[];
@@ -116,6 +118,7 @@ async function main() {
   }));
   const startedAt = Date.now();
   const t0 = performance.now();
+  const cpu0 = process.cpuUsage();
   const latencies = await lanes(items, plan.inFlight, async ({ m, child, offer }) => {
     const r = await apply(m, offer, child);
     count(statuses, r.status);
@@ -123,11 +126,12 @@ async function main() {
   });
   const lastAnswerAt = Date.now();
   const seconds = (performance.now() - t0) / 1000;
+  const cpu = process.cpuUsage(cpu0);
   running = false;
   await visitors;
   apps.destroy();
   pages.destroy();
-  const figures: ClientFigures = { phase: 'done', startedAt, lastAnswerAt, seconds, latencies, statuses, failures, page };
+  const figures: ClientFigures = { phase: 'done', startedAt, lastAnswerAt, seconds, cpuSeconds: (cpu.user + cpu.system) / 1e6, latencies, statuses, failures, page };
   process.stdout.write(`${JSON.stringify(figures)}\n`, () => process.exit(0));
 }
 

@@ -18,7 +18,7 @@ import { httpRequest, randomPort, startService, until, type ServiceProcess } fro
 import { bareApplication, baselinePool, poolLabel, servicePoolSize } from './baseline.js';
 import { lanes, pct, timed } from './load.js';
 import type { ClientFigures, MorningPlan } from './morning-client.js';
-import { cpuOf, postgresCpuSampler } from './proc.js';
+import { cpuOf, machineBusy, postgresCpuSampler } from './proc.js';
 import { quick, reportResult, type BenchResult, type BenchRow } from './result.js';
 import { scratchDatabase } from './scratch.js';
 import { pgStatements, type StatementStats } from './pg-stats.js';
@@ -56,7 +56,7 @@ export type MorningOptions = {
   log?: (line: string) => void;
 };
 
-type Cpu = { api: number; worker: number; postgres: number };
+type Cpu = { api: number; worker: number; postgres: number; client: number; machine: number };
 
 export type MorningFigures = {
   applications: number;
@@ -223,17 +223,23 @@ export async function runMorning(o: MorningOptions): Promise<MorningFigures> {
     const statements = await pgStatements(reader);
     const counters0 = await databaseCounters(reader);
     const pgCpu = postgresCpuSampler(scratch.name);
-    const cpu0 = { api: cpuOf(api.child.pid!), worker: cpuOf(worker.child.pid!) };
+    const cpuNow = () => ({ api: cpuOf(api.child.pid!), worker: cpuOf(worker.child.pid!), machine: machineBusy() });
+    const cpu0 = cpuNow();
+    // The load generator's own CPU comes with its figures (it has ended by the time they are read).
+    const cpuSince = (client: number): Cpu => {
+      const x = cpuNow();
+      return { api: x.api - cpu0.api, worker: x.worker - cpu0.worker, client, machine: x.machine - cpu0.machine, postgres: pgCpu.mark() };
+    };
     client.stdin!.write('go\n');
     const figures = (await message('done')) as ClientFigures;
-    const cpuAnswering = { api: cpuOf(api.child.pid!) - cpu0.api, worker: cpuOf(worker.child.pid!) - cpu0.worker, postgres: pgCpu.mark() };
+    const cpuAnswering = cpuSince(figures.cpuSeconds);
     await clientExited;
     const created = figures.statuses['201'] ?? 0;
     const expected = measured.length;
     const mailDeadline = figures.lastAnswerAt + o.mailTimeoutMs;
     while (measured.some((a) => !received.has(a)) && Date.now() < mailDeadline) await sleep(20);
     const windowEnd = Date.now();
-    const cpu = { api: cpuOf(api.child.pid!) - cpu0.api, worker: cpuOf(worker.child.pid!) - cpu0.worker, postgres: pgCpu.mark() };
+    const cpu = cpuSince(figures.cpuSeconds);
     pgCpu.stop();
     const arrived = measured.filter((a) => received.has(a));
     const lastMail = Math.max(...arrived.map((a) => received.get(a)!));
@@ -337,9 +343,12 @@ export function morningResult(o: MorningOptions, f: MorningFigures): BenchResult
     rows.push({ name: 'morning, PostgreSQL execution time per application (pg_stat_statements)', value: r2(f.statements.totalMs / n), unit: `ms (${r1(f.statements.calls / n)} statements)` });
   }
   const cores = (cpu: Cpu, s: number) => `API ${r2(cpu.api / s)}, worker ${r2(cpu.worker / s)}, PostgreSQL ${r2(cpu.postgres / s)}`;
+  const a = f.cpuAnswering;
+  const s = f.client.seconds;
   const d = f.database;
   const notes = [
     `CPU per application is the CPU (user + system, /proc/<pid>/stat) from the first application sent until the last mail was at the SMTP server (${r1(f.windowSeconds)} s; it includes the visitors' ${f.pageReads} page reads and the worker's mail sending), divided by ${n}. Cores used while the applications were answered (${r1(f.client.seconds)} s): ${cores(f.cpuAnswering, f.client.seconds)}; over the whole window: ${cores(f.cpu, f.windowSeconds)}.`,
+    `The machine (${os.cpus().length} cores, /proc/stat) was busy ${r2(a.machine / s)} cores while the applications were answered: the service and its PostgreSQL ${r2((a.api + a.worker + a.postgres) / s)}, the load generator ${r2(a.client / s)}, everything else (this bench's process, Redis, other work on the machine) ${r2((a.machine - a.api - a.worker - a.postgres - a.client) / s)}.`,
     `Per application from the first application until the service stopped after the last mail (pg_stat_database of the scratch database: API, worker and pg-boss together, so pg-boss's polling too): ${r1(d.xacts / n)} transactions (each autocommit statement is one), ${r1(d.inserted / n)} rows inserted, ${r1(d.updated / n)} updated, ${r1(d.deleted / n)} deleted, ${r0(d.fetched / n)} fetched.`,
     `Bare SQL baseline: ${r0(f.bare.rate)}/s, p50 ${r0(f.bare.p50)} ms, p99 ${r0(f.bare.p99)} ms, ${r2((1000 * f.bare.postgres) / n)} ms of PostgreSQL CPU per application (${poolLabel()}, run after the service stopped).`,
   ];

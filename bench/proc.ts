@@ -70,3 +70,17 @@ export function postgresCpuSampler(database: string, everyMs = 200) {
     },
   };
 }
+
+/**
+ * CPU seconds the whole machine has been busy (all cores: user, nice, system, irq, softirq, steal; /proc/stat), to
+ * tell how much of the machine a run had while others shared it.
+ */
+export function machineBusy(): number {
+  try {
+    const cpu = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+    const [user, nice, system, , , irq, softirq, steal] = cpu;
+    return ((user ?? 0) + (nice ?? 0) + (system ?? 0) + (irq ?? 0) + (softirq ?? 0) + (steal ?? 0)) / TICK;
+  } catch {
+    return NaN;
+  }
+}

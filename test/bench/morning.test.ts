@@ -41,13 +41,15 @@ describe.runIf(haveRedis)('the opening morning bench, tiny', () => {
     expect(f.bare.pool, report).toBe(Number(process.env.PG_POOL_SIZE || 10));
 
     const result = morningResult(o, f);
+    console.log(`[morning] ${JSON.stringify(result.rows.map((r) => [r.name.slice(0, 40), r.value, r.baseline]))}`);
     const row = (start: string) => result.rows.find((r) => r.name.startsWith(start));
     expect(row('morning, applications/s')?.name).toContain(`pool of ${f.bare.pool} = the service's PG_POOL_SIZE`);
     expect(row('morning, applications/s')?.target).toBe('≥ 400 /s');
     expect(row('morning, overbooked places')).toMatchObject({ value: 0, met: true });
     expect(row('morning, answers not 201')).toMatchObject({ value: 0, met: true });
     expect(row('morning, all 10 mails at the SMTP server')?.unit).toBe('s');
-    expect(row('morning, CPU per application: PostgreSQL')?.baseline).toBeGreaterThan(0);
+    // The baseline's PostgreSQL CPU of 10 bare applications may be below one clock tick (10 ms): only measured.
+    expect(row('morning, CPU per application: PostgreSQL')?.baseline).toBeGreaterThanOrEqual(0);
     expect(SCENARIOS.find((s) => s.name === 'morning')?.file).toBe('bench/morning.ts');
   });
 });
