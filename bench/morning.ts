@@ -82,6 +82,8 @@ export type MorningFigures = {
   windowSeconds: number;
   /** CPU seconds while the applications were answered (first sent → last answered). */
   cpuAnswering: Cpu;
+  /** Cores the service and its PostgreSQL used at rest just before (pg-boss polling, sweeps), over `idleSeconds`. */
+  idle: { api: number; worker: number; postgres: number; seconds: number };
   database: { xacts: number; inserted: number; updated: number; deleted: number; fetched: number };
   /** pg_stat_statements over the same window, or why there is none. */
   statements: StatementStats | { missing: string };
@@ -220,6 +222,13 @@ export async function runMorning(o: MorningOptions): Promise<MorningFigures> {
 
     // ---- the morning -------------------------------------------------------------------------------------
     const measured = plan.municipalities.flatMap((x, m) => x.children.map((_, c) => `kind${c}.m${m}@morning.example`));
+    // At rest first: what the service uses without requests (pg-boss polling, sweeps), which a longer run pays longer.
+    const idleSeconds = 3;
+    const idlePg = postgresCpuSampler(scratch.name);
+    const idle0 = { api: cpuOf(api.child.pid!), worker: cpuOf(worker.child.pid!) };
+    await sleep(idleSeconds * 1000);
+    const idle = { api: (cpuOf(api.child.pid!) - idle0.api) / idleSeconds, worker: (cpuOf(worker.child.pid!) - idle0.worker) / idleSeconds, postgres: idlePg.mark() / idleSeconds, seconds: idleSeconds };
+    idlePg.stop();
     const statements = await pgStatements(reader);
     const counters0 = await databaseCounters(reader);
     const pgCpu = postgresCpuSampler(scratch.name);
@@ -285,7 +294,7 @@ export async function runMorning(o: MorningOptions): Promise<MorningFigures> {
         pageP50: figures.page.latencies.length ? pct(figures.page.latencies, 0.5) : NaN, pageP99: figures.page.latencies.length ? pct(figures.page.latencies, 0.99) : NaN,
         pageReads: figures.page.latencies.length, notCreated: applications - created, pageNotOk: figures.page.latencies.length - (figures.page.statuses['200'] ?? 0),
         overbooked, notDense, mailsExpected: expected, mailsArrived: arrived.length, mailSeconds,
-        cpu, windowSeconds: (windowEnd - figures.startedAt) / 1000, cpuAnswering,
+        cpu, windowSeconds: (windowEnd - figures.startedAt) / 1000, cpuAnswering, idle,
         database: {
           xacts: counters1.xacts - counters0.xacts, inserted: counters1.inserted - counters0.inserted, updated: counters1.updated - counters0.updated,
           deleted: counters1.deleted - counters0.deleted, fetched: counters1.fetched - counters0.fetched,
@@ -349,6 +358,7 @@ export function morningResult(o: MorningOptions, f: MorningFigures): BenchResult
   const notes = [
     `CPU per application is the CPU (user + system, /proc/<pid>/stat) from the first application sent until the last mail was at the SMTP server (${r1(f.windowSeconds)} s; it includes the visitors' ${f.pageReads} page reads and the worker's mail sending), divided by ${n}. Cores used while the applications were answered (${r1(f.client.seconds)} s): ${cores(f.cpuAnswering, f.client.seconds)}; over the whole window: ${cores(f.cpu, f.windowSeconds)}.`,
     `The machine (${os.cpus().length} cores, /proc/stat) was busy ${r2(a.machine / s)} cores while the applications were answered: the service and its PostgreSQL ${r2((a.api + a.worker + a.postgres) / s)}, the load generator ${r2(a.client / s)}, everything else (this bench's process, Redis, other work on the machine) ${r2((a.machine - a.api - a.worker - a.postgres - a.client) / s)}.`,
+    `At rest (${f.idle.seconds} s before the run, no requests: pg-boss polling and sweeps) the service used API ${r2(f.idle.api)}, worker ${r2(f.idle.worker)}, PostgreSQL ${r2(f.idle.postgres)} cores; over this run's window that is ${r2(per(f.idle.api * f.windowSeconds))} + ${r2(per(f.idle.worker * f.windowSeconds))} + ${r2(per(f.idle.postgres * f.windowSeconds))} ms of the CPU per application above (a slower run pays more of it).`,
     `Per application from the first application until the service stopped after the last mail (pg_stat_database of the scratch database: API, worker and pg-boss together, so pg-boss's polling too): ${r1(d.xacts / n)} transactions (each autocommit statement is one), ${r1(d.inserted / n)} rows inserted, ${r1(d.updated / n)} updated, ${r1(d.deleted / n)} deleted, ${r0(d.fetched / n)} fetched.`,
     `Bare SQL baseline: ${r0(f.bare.rate)}/s, p50 ${r0(f.bare.p50)} ms, p99 ${r0(f.bare.p99)} ms, ${r2((1000 * f.bare.postgres) / n)} ms of PostgreSQL CPU per application (${poolLabel()}, run after the service stopped).`,
   ];

@@ -37,11 +37,11 @@ describe.runIf(haveRedis)('the opening morning bench, tiny', () => {
     expect(f.cpu.worker, report).toBeGreaterThan(0);
     expect(f.cpu.postgres, report).toBeGreaterThan(0);
     expect(f.database.inserted, report).toBeGreaterThanOrEqual(10);
+    expect(f.idle.seconds, report).toBeGreaterThan(0);
     expect(f.bare.rate, report).toBeGreaterThan(0);
     expect(f.bare.pool, report).toBe(Number(process.env.PG_POOL_SIZE || 10));
 
     const result = morningResult(o, f);
-    console.log(`[morning] ${JSON.stringify(result.rows.map((r) => [r.name.slice(0, 40), r.value, r.baseline]))}`);
     const row = (start: string) => result.rows.find((r) => r.name.startsWith(start));
     expect(row('morning, applications/s')?.name).toContain(`pool of ${f.bare.pool} = the service's PG_POOL_SIZE`);
     expect(row('morning, applications/s')?.target).toBe('≥ 400 /s');
