@@ -8,13 +8,13 @@ import { inSchema, sql, tablesOf, type Executor } from '../../platform/db/sql.js
 import { newUuid } from '../../platform/http/ids.js';
 import { conflict, unprocessable } from '../../domain/errors.js';
 import { syncCharges } from '../../engines/ledger/index.js';
-import { wakeMailSender } from '../../platform/mail/outbox.js';
+import { WAKE_COALESCE_MS, wakeMailSenderAfterCommit } from '../../platform/mail/outbox.js';
 import { editionProcedureSql } from '../../engines/edition-phases/index.js';
 import { roleOf } from '../../platform/auth/viewer.js';
 import { Attendance } from './entity.js';
 import { statusChanged } from '../../engines/participant-list/index.js';
 import { recordEvent, recordEvents } from '../../platform/events/events.js';
-import { wakeWebhookDelivery } from '../../platform/webhooks/wake.js';
+import { wakeWebhookDeliveryAfterCommit } from '../../platform/webhooks/wake.js';
 import { offerFirstDaySql, respond, toOut, type Row } from './list.js';
 import { fullNameSql, participantNameSql } from '../../engines/families/index.js';
 import type { AttendanceOut, CreateAttendanceInput } from './schema.js';
@@ -106,12 +106,13 @@ async function createAtOnce(ctx: ServiceContext, input: CreateAttendanceInput): 
   if (!result.done) throw limitReached(result.counted, limit!);
   const chosen = result.placeFree ? placeFree : full;
   // The application, its charge, mail row and `attendance.created` event are committed; the send jobs wake
-  // the mail sender and the webhook delivery. Should writing a job fail, the application stands and the
-  // minute's sweeps find the rows: not a reason to answer 5xx.
+  // the mail sender and the webhook delivery, one job per tenant and a few hundred ms however many applications
+  // (issue 25). Should writing a job fail, the application stands and the minute's sweeps find the rows: not a
+  // reason to answer 5xx.
   const wake = (what: string, job: Promise<void>) => job.catch((err: unknown) =>
     ctx.log.warn({ code: (err as { code?: string }).code, attendance: id }, `${what} job not written; the sweep picks it up`));
-  if (result.mailed) await wake('mail send', wakeMailSender(ctx, db));
-  if (result.subscribed) await wake('webhook delivery', wakeWebhookDelivery(ctx, db));
+  if (result.mailed) await wake('mail send', wakeMailSenderAfterCommit(ctx));
+  if (result.subscribed) await wake('webhook delivery', wakeWebhookDeliveryAfterCommit(ctx, WAKE_COALESCE_MS));
   // The answer from what was read and written (the projection's row of it), without reading it again.
   const at = result.at;
   return toOut(ctx.viewer, {
