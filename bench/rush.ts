@@ -21,7 +21,7 @@ import { entities } from '../src/entities.js';
 // Env: BENCH_PG_URL, BENCH_FAMILIES (2000; 400 with --quick), BENCH_IN_FLIGHT (64),
 // BENCH_API_NODE_ARGS (extra node flags for the API process, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`),
 // BENCH_PG_STATS=1 (the API's statements during each rush through HTTP from pg_stat_statements, when the server
-// preloads it, with calls per application), BENCH_NOTIFY=1 (issue 25: the families have an address and apply with
+// preloads it, with calls and ms per application; planning too with pg_stat_statements.track_planning), BENCH_NOTIFY=1 (issue 25: the families have an address and apply with
 // `notify: true`, as on the opening morning; the mails stay in the outbox, no worker runs).
 const PG = process.env.BENCH_PG_URL || 'postgresql://postgres@127.0.0.1:5432/postgres';
 const FAMILIES = Number(process.env.BENCH_FAMILIES || (quick ? 400 : 2000));
@@ -131,16 +131,17 @@ async function main() {
     if (pgStats) await sql`create extension if not exists pg_stat_statements`.execute(db);
     const statementsOf = async (what: string): Promise<string[]> => {
       if (!pgStats) return [];
-      const res = await sql<{ calls: number; ms: number; query: string }>`
-        select calls::int, round(total_exec_time::numeric, 1)::float8 as ms, left(regexp_replace(query, '\\s+', ' ', 'g'), 110) as query
+      const res = await sql<{ calls: number; ms: number; plan: number; query: string }>`
+        select calls::int, round(total_exec_time::numeric, 1)::float8 as ms, round(total_plan_time::numeric, 1)::float8 as plan, left(regexp_replace(query, '\\s+', ' ', 'g'), 110) as query
         from pg_stat_statements where dbid = (select oid from pg_database where datname = current_database())
           and query not ilike '%pg_stat_statements%'
         order by calls desc, total_exec_time desc limit 25`.execute(db);
       const calls = res.rows.reduce((sum, r) => sum + r.calls, 0);
       const ms = res.rows.reduce((sum, r) => sum + r.ms, 0);
+      const plan = res.rows.reduce((sum, r) => sum + r.plan, 0);
       await sql`select pg_stat_statements_reset()`.execute(db);
-      return [`pg_stat_statements, ${what} (${FAMILIES} applications${NOTIFY ? ', notify' : ''}): ${calls} statements in the top 25, ${(calls / FAMILIES).toFixed(2)} per application, ${(ms / FAMILIES).toFixed(2)} ms execution per application`,
-        ...res.rows.map((r) => `${String(r.calls).padStart(6)} calls ${String(r.ms).padStart(9)} ms  ${r.query}`)];
+      return [`pg_stat_statements, ${what} (${FAMILIES} applications${NOTIFY ? ', notify' : ''}): ${calls} statements in the top 25, ${(calls / FAMILIES).toFixed(2)} per application, ${(ms / FAMILIES).toFixed(2)} ms execution${plan > 0 ? ` + ${(plan / FAMILIES).toFixed(2)} ms planning` : ''} per application`,
+        ...res.rows.map((r) => `${String(r.calls).padStart(6)} calls ${String(r.ms).padStart(9)} ms${plan > 0 ? ` + ${String(r.plan).padStart(7)} ms plan` : ''}  ${r.query}`)];
     };
     if (pgStats) await sql`select pg_stat_statements_reset()`.execute(db);
 
