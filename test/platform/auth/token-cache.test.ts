@@ -82,7 +82,7 @@ describe('the token cache', () => {
       const revoked = performance.now();
       let lastServed = -Infinity;
       let firstRefused = Infinity;
-      while (performance.now() - revoked < TOKEN_CACHE_MS + 500) {
+      while (performance.now() - revoked < TOKEN_CACHE_MS + 1000) {
         const sent = performance.now() - revoked;
         const res = await get();
         if (res.status === 200) lastServed = sent;
@@ -93,8 +93,10 @@ describe('the token cache', () => {
         await sleep(20);
       }
       console.log(`[token cache] revoked in another process: last request served ${lastServed.toFixed(0)} ms after the revocation, first refused ${firstRefused.toFixed(0)} ms after`);
+      // What the cache promises: nothing served that was sent a second after the revocation. (The first refusal
+      // is the first request sent after the entry ran out: a poll and a request's time later, more on a busy machine.)
       expect(lastServed).toBeLessThan(TOKEN_CACHE_MS);
-      expect(firstRefused).toBeLessThan(TOKEN_CACHE_MS + 100);
+      expect(firstRefused).toBeLessThan(TOKEN_CACHE_MS + 1000);
     } finally {
       await api.stop();
     }
