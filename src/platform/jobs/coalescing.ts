@@ -9,10 +9,16 @@ import type { JobSender, QueueName, SendJobOptions, TenantJobData } from './name
 // committed work needs: a job that starts after its commit finds it), at most `coalesceMs` later. Sends without
 // `coalesceMs` (those in a transaction, `db`) pass through unchanged.
 
-type Window = { again: boolean; data: TenantJobData; opts: SendJobOptions };
+type Window = { again: boolean; data: TenantJobData; opts: SendJobOptions; name: QueueName };
+
+/** A job sender that can write its folded wake-ups before the process stops. */
+export type CoalescingSender = JobSender & {
+  /** Writes every trailing wake-up still waiting for its window to end (at shutdown, so none waits for the sweep). */
+  flush(): Promise<void>;
+};
 
 /** Wraps a job sender so that coalescible wake-ups (SendJobOptions.coalesceMs) cost one write per window. */
-export function coalescingSender(inner: JobSender, log?: Pick<Logger, 'warn'>): JobSender {
+export function coalescingSender(inner: JobSender, log?: Pick<Logger, 'warn'>): CoalescingSender {
   const windows = new Map<string, Window>();
   const write = (name: QueueName, w: Window) => inner.send(name, w.data, { ...w.opts, coalesceMs: undefined });
   const close = (key: string, name: QueueName, w: Window, ms: number) => {
@@ -38,7 +44,7 @@ export function coalescingSender(inner: JobSender, log?: Pick<Logger, 'warn'>): 
         open.again = true;
         return;
       }
-      const w: Window = { again: false, data, opts };
+      const w: Window = { again: false, data, opts, name };
       windows.set(key, w);
       try {
         await write(name, w);
@@ -49,6 +55,11 @@ export function coalescingSender(inner: JobSender, log?: Pick<Logger, 'warn'>): 
         throw err;
       }
       close(key, name, w, ms);
+    },
+    async flush() {
+      const due = [...windows.values()].filter((w) => w.again);
+      for (const w of due) w.again = false;
+      await Promise.all(due.map((w) => write(w.name, w).catch((err: unknown) => log?.warn({ code: (err as { code?: string }).code, queue: w.name }, 'wake-up job not written at stop; the sweep picks the work up'))));
     },
   };
 }

@@ -168,7 +168,15 @@ export async function startJobSender(orm: Orm, log: Logger): Promise<{ sender: J
   const boss = new PgBoss(bossOptions(orm, { max: 2, supervise: false, schedule: false }));
   boss.on('error', bossErrorHandler(log));
   await startBoss(boss, log);
-  return { sender: coalescingSender(pgBossSender(boss), log), boss, stop: () => boss.stop({ graceful: false, timeout: 5_000 } as never) };
+  const sender = coalescingSender(pgBossSender(boss), log);
+  return {
+    sender,
+    boss,
+    stop: async () => {
+      await sender.flush();
+      await boss.stop({ graceful: false, timeout: 5_000 } as never);
+    },
+  };
 }
 
 /** What became of a tenant job: run, dropped (its tenant is gone), or postponed (its tenant is suspended). */

@@ -117,6 +117,7 @@ export async function startWorkers(orm: Orm, config: Config, log: Logger, opts: 
       process.off('SIGTERM', markStopping);
       process.off('SIGINT', markStopping);
       process.off('SIGHUP', markStopping);
+      await sender.flush();
       await boss.stop({ graceful: true, timeout: 10_000 } as never);
       mailer.close();
     },

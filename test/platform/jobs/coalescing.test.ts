@@ -53,6 +53,19 @@ describe('coalescingSender', () => {
     }
   });
 
+  it('writes the folded trailing wake-up at flush (the process stops), and not again when the window ends', async () => {
+    const inner = recorder();
+    const sender = coalescingSender(inner);
+    await sender.send(QUEUES.mailSend, { tenant: 'a' }, { singletonKey: 'a', coalesceMs: WINDOW });
+    await sender.send(QUEUES.mailSend, { tenant: 'a' }, { singletonKey: 'a', coalesceMs: WINDOW });
+    await sender.send(QUEUES.mailSend, { tenant: 'b' }, { singletonKey: 'b', coalesceMs: WINDOW });
+    expect(inner.writes).toHaveLength(2);
+    await sender.flush();
+    expect(inner.writes.map((w) => w.data.tenant)).toEqual(['a', 'b', 'a']);
+    await sleep(WINDOW * 3);
+    expect(inner.writes).toHaveLength(3);
+  });
+
   it('keeps queues and keys apart', async () => {
     const inner = recorder();
     const sender = coalescingSender(inner);
