@@ -17,6 +17,7 @@ import { quick, reportResult, type BenchRow } from './result.js';
 import { entities } from '../src/entities.js';
 import { lanes, timed } from './load.js';
 import { baselinePool, poolLabel, servicePoolSize } from './baseline.js';
+import { randomPort } from '../test/harness/processes.js';
 
 // `npm run bench -- families` (issue 21 "Speed"): an opening morning through the website channel. FAMILIES
 // families of TENANTS municipalities, each ONE request (two children, two wishes each) with its municipality's
@@ -144,7 +145,7 @@ async function main() {
     reader.on('error', () => {});
 
     // The service as deployed, API and workers in one process.
-    const port = Number(process.env.BENCH_PORT) || 20000 + Math.floor(Math.random() * 20000);
+    const port = Number(process.env.BENCH_PORT) || randomPort();
     service = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', '--role', 'all'], {
       env: {
         ...process.env, NODE_ENV: 'production', DATABASE_URL: url.toString(), PORT: String(port), LOG_LEVEL: 'warn', REDIS_URL: '',

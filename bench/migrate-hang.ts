@@ -7,7 +7,7 @@ import { spawn } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startPgBouncer } from '../test/harness/pgbouncer.js';
-import { adminQuery, startService } from '../test/harness/processes.js';
+import { adminQuery, startService, randomPort } from '../test/harness/processes.js';
 
 const args = process.argv.slice(2);
 const tries = args.includes('--tries') ? Number(args[args.indexOf('--tries') + 1]) : 5;
@@ -18,7 +18,7 @@ const bouncer = await startPgBouncer(server, { poolSize: 5 });
 const direct = new URL(server);
 direct.pathname = `/${db}`;
 const env = { DATABASE_URL: bouncer.url(direct.toString()), PG_PREPARED_STATEMENTS: 'off', REDIS_URL: '', TENANTS_DIR: 'tenants', DATA_DIR: mkdtempSync(join(tmpdir(), 'hp-d-')) };
-const svc = startService({ role: 'all', port: 20000 + Math.floor(Math.random() * 20000), env });
+const svc = startService({ role: 'all', port: randomPort(), env });
 await svc.ready();
 let hung = 0;
 // `--parallel`: all runs at once (as replicas starting together), else one after another.

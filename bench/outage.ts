@@ -7,7 +7,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startPgBouncer } from '../test/harness/pgbouncer.js';
-import { adminQuery, runCli, startService } from '../test/harness/processes.js';
+import { adminQuery, runCli, startService, randomPort } from '../test/harness/processes.js';
 
 const args = process.argv.slice(2);
 const opt = (name: string, d: number) => (args.includes(`--${name}`) ? Number(args[args.indexOf(`--${name}`) + 1]) : d);
@@ -21,7 +21,7 @@ const direct = new URL(server);
 direct.pathname = `/${db}`;
 const url = bouncer.url(direct.toString());
 const env = { DATABASE_URL: url, PG_PREPARED_STATEMENTS: 'off', REDIS_URL: '', TENANTS_DIR: mkdtempSync(join(tmpdir(), 'hp-t-')), DATA_DIR: mkdtempSync(join(tmpdir(), 'hp-d-')) };
-const port = 20000 + Math.floor(Math.random() * 20000);
+const port = randomPort();
 const svc = startService({ role: 'all', port, env });
 await svc.ready();
 await runCli(['tenant', 'add', 'load', '--host', 'load.test'], env);

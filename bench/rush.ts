@@ -13,6 +13,7 @@ import { quick, reportResult, type BenchRow } from './result.js';
 import { entities } from '../src/entities.js';
 import { lanes, timed, type Run } from './load.js';
 import { bareApplication, baselinePool, poolLabel, servicePoolSize } from './baseline.js';
+import { randomPort } from '../test/harness/processes.js';
 
 // `npm run bench:rush` (issue 10.1): the opening rush on one first-come offer (100 places), FAMILIES families
 // applying with IN_FLIGHT requests in flight, through HTTP to a real API process (`src/main.ts --role api`),
@@ -80,7 +81,7 @@ async function main() {
     }
 
     // The API in its own process, as deployed.
-    const port = 20000 + Math.floor(Math.random() * 20000);
+    const port = randomPort();
     const nodeArgs = (process.env.BENCH_API_NODE_ARGS ?? '').split(' ').filter(Boolean);
     api = spawn(process.execPath, [...nodeArgs, '--import', 'tsx', 'src/main.ts', '--role', 'api'], {
       env: { ...process.env, DATABASE_URL: url.toString(), PORT: String(port), LOG_LEVEL: 'warn', REDIS_URL: '', TENANTS_DIR: mkdtempSync(path.join(tmpdir(), 'rush-')) },

@@ -23,6 +23,7 @@ import { quick, reportResult, type BenchRow } from './result.js';
 import { entities } from '../src/entities.js';
 import { cpuOf, pgDelta, postgresCpu } from './proc.js';
 import { poolLabel, servicePoolSize } from './baseline.js';
+import { randomPort } from '../test/harness/processes.js';
 
 const N = Number(process.env.BENCH_TENANTS ?? (quick ? 100 : 1000));
 const SPREAD = Math.max(1, Math.floor(N / 2));
@@ -64,7 +65,7 @@ function startApi(tenantsDir: string): Promise<{ ms: number; rss: number }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', '--role', 'api'], {
       cwd: root,
-      env: { ...process.env, LOG_LEVEL: 'info', REDIS_URL: '', DATABASE_URL, TENANTS_DIR: tenantsDir, PORT: String(20000 + Math.floor(Math.random() * 20000)), DEMO: '0' },
+      env: { ...process.env, LOG_LEVEL: 'info', REDIS_URL: '', DATABASE_URL, TENANTS_DIR: tenantsDir, PORT: String(randomPort()), DEMO: '0' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
