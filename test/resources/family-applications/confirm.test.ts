@@ -20,7 +20,7 @@ const lastLink = async (recipient: string, kind = 'family_confirmation', path: '
   linkToken((await mails(h, t, kind)).filter((m) => m.recipient === recipient).at(-1)!.body, path);
 const count = async (table: 'accounts' | 'participants' | 'attendances' | 'files', where = sql`true`) =>
   (await sql<{ n: number }>`select count(*)::int as n from ${qualified(t.tenant.schema, table)} where ${where}`.execute(executorOf(h.orm))).rows[0]!.n;
-const events = async (attendance: string) => (await sql<{ type: string; data: any }>`select type, data from ${qualified(t.tenant.schema, 'event')}
+const events = async (attendance: string) => (await sql<{ type: string; data: Record<string, unknown> }>`select type, data from ${qualified(t.tenant.schema, 'event')}
   where data->>'attendance' = ${attendance} order by id`.execute(executorOf(h.orm))).rows;
 
 describe('e-mail confirmation (item 4)', () => {
@@ -145,12 +145,12 @@ describe('expiry (72 h) and cleanup', () => {
   it('expired unconfirmed applications are withdrawn and what the submission made is deleted; the family may apply again', async () => {
     const token = await websiteToken(t);
     const offer = await publishedOffer(t, { applicationQuestions: [{ label: 'Impfpass', type: 'file', required: false }] });
-    const question = offer.applicationQuestions[0].uuid;
+    const question = offer.applicationQuestions![0].uuid;
     const file = await upload(t, { token, bytes: PDF, type: 'application/pdf' });
     const body = familyBody([[offer.uuid]]);
     body.participants[0].wishes[0].answers = { [question]: file.uuid };
     const [a] = await submitOk(t, token, body);
-    const account = a.account.uuid;
+    const account = a.account!.uuid;
     // A family that confirmed before keeps its account and child; only the new submission's part goes.
     const known = familyBody([[offer.uuid]]);
     const [k] = await submitOk(t, token, known);
@@ -167,7 +167,7 @@ describe('expiry (72 h) and cleanup', () => {
     await h.jobs.drain();
 
     expectProblem(await t.get(`/attendances/${a.uuid}`), 404);
-    expectProblem(await t.get(`/participants/${a.participant.uuid}`), 404);
+    expectProblem(await t.get(`/participants/${a.participant!.uuid}`), 404);
     expectProblem(await t.get(`/accounts/${account}`), 404);
     expectProblem(await t.request('GET', `/files/${file.uuid}`), 404);
     expect((await events(a.uuid)).map((e) => [e.type, e.data.to ?? e.data.status, e.data.cause])).toEqual([
@@ -176,7 +176,7 @@ describe('expiry (72 h) and cleanup', () => {
     // The confirmed family: its child, account and confirmed application stay; the expired one is gone.
     expect((await t.get(`/attendances/${k.uuid}`)).body.status).toBe('confirmed');
     expectProblem(await t.get(`/attendances/${k2.uuid}`), 404);
-    expect((await t.get(`/participants/${k.participant.uuid}`)).status).toBe(200);
+    expect((await t.get(`/participants/${k.participant!.uuid}`)).status).toBe(200);
     // Applying again works.
     const again = await submitOk(t, token, familyBody([[offer.uuid]], { email: body.account.email }));
     expect(again[0].status).toBe('email_unconfirmed');
@@ -196,7 +196,7 @@ describe('expiry (72 h) and cleanup', () => {
     await h.jobs.send(QUEUES.familyExpiry, { tenant: t.slug });
     await h.jobs.drain();
     expectProblem(await t.get(`/attendances/${a.uuid}`), 404);
-    expect((await t.get(`/participants/${a.participant.uuid}`)).status).toBe(200);
+    expect((await t.get(`/participants/${a.participant!.uuid}`)).status).toBe(200);
     expectProblem(await t.request('GET', `/files/${unused.uuid}`), 404);
     expect((await t.request('GET', `/files/${fresh.uuid}`)).status).toBe(200);
     expect(await tenantsWithFamilyWork(executorOf(h.orm), [t.tenant])).toEqual([]);
