@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { seedDemo } from '../../../src/demo/seed.js';
-import { expectProblem, useHarness, type TestResponse } from '../../harness/harness.js';
+import { expectProblem, useHarness, type TestResponse, asList } from '../../harness/harness.js';
 import * as webhooks from '../../factories/webhook.factory.js';
 
 // Issue 24 (14): every list answer says how many records match (`X-Total-Count`) and links its pages (`Link`,
@@ -44,14 +44,14 @@ describe('paging headers', () => {
       expect(l.first, list).toBe(`http://${t.host}/api${list}?itemsPerPage=7&page=1`);
       expect(pageOf(l.last!), list).toBe(Math.max(1, Math.ceil(total / 7)));
       expect(l.prev, list).toBeUndefined();
-      const seen: unknown[] = [...first.body];
+      const seen: unknown[] = [...asList(first.body)];
       let next = l.next;
       let pages = 1;
       while (next) {
         const res = await t.request('GET', local(next).replace(/^\/api/, ''));
         expect(res.headers['x-total-count'], list).toBe(String(total));
         expect(pageOf(links(res).prev!), list).toBe(pages);
-        seen.push(...res.body);
+        seen.push(...asList(res.body));
         next = links(res).next;
         pages++;
       }
