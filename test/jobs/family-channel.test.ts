@@ -40,7 +40,7 @@ describe('a family applies through the website, confirms, a guardian consents, t
       maxParticipants: 2,
       applicationQuestions: [{ label: 'Kann schwimmen', type: 'yn', required: true }, { label: 'Impfpass', type: 'file', required: true }],
     });
-    const [swim, pass] = offer.applicationQuestions;
+    const [swim, pass] = offer.applicationQuestions!;
 
     // A file answer, uploaded with the website token.
     const uploaded = await t.request('POST', '/files', { rawBody: PDF, headers: { 'content-type': 'application/pdf', 'content-disposition': 'attachment; filename="impfpass.pdf"' }, token: website });
