@@ -135,7 +135,7 @@ export function createApp(deps: AppDeps) {
       jobs: deps.jobs,
       requestId: String(res.getHeader('X-Request-Id') ?? ''),
       upload: rawUploadOf(req),
-      paging: pagingFor(req, res),
+      paging: pagingFor(res),
     });
     (req as unknown as { hp: { buildContext: () => TrpcContext } }).hp = { buildContext };
     try {
@@ -186,7 +186,7 @@ function securityHeaders(req: Request, res: Response, next: NextFunction) {
   for (const [k, v] of Object.entries(SECURITY_HEADERS)) res.setHeader(k, v);
   // Websites read the API from the browser; tokens travel in a header, never in cookies.
   res.setHeader('Access-Control-Allow-Origin', '*');
-  res.setHeader('Access-Control-Expose-Headers', 'ETag, RateLimit, RateLimit-Policy, Retry-After, X-Request-Id, Idempotent-Replayed, Content-Disposition, Link, X-Total-Count');
+  res.setHeader('Access-Control-Expose-Headers', 'ETag, RateLimit, RateLimit-Policy, Retry-After, X-Request-Id, Idempotent-Replayed, Content-Disposition, X-Total-Count');
   if (req.method === 'OPTIONS') {
     res.setHeader('Access-Control-Allow-Methods', 'GET, POST, PATCH, DELETE, OPTIONS');
     res.setHeader('Access-Control-Allow-Headers', 'Authorization, Content-Type, Content-Disposition, X-Request-Id, If-Match, If-None-Match, Idempotency-Key');

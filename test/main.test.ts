@@ -37,10 +37,12 @@ function get(port: number, path: string, host = 'localhost', token?: string): Pr
 
 type Proc = { child: ChildProcess; output: () => string; exited: Promise<number | null> };
 
-function start(args: string[], port: number, env: Record<string, string> = {}, entry = 'src/main.ts'): Proc {
+/** `group`: the service leads a process group of its own, as in a terminal, so a test can signal the whole group. */
+function start(args: string[], port: number, env: Record<string, string> = {}, entry = 'src/main.ts', group = false): Proc {
   const child = spawn(process.execPath, ['--import', 'tsx', entry, ...args], {
     env: { ...process.env, DATABASE_URL: url.toString(), PORT: String(port), LOG_LEVEL: 'info', REDIS_URL: '', DEMO: '', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
+    detached: group,
   });
   let out = '';
   child.stdout!.on('data', (c) => (out += c));
@@ -240,6 +242,36 @@ describe('npm start and a closed terminal', () => {
     proc.child.kill('SIGHUP');
     expect(await proc.exited).toBe(0);
     expect(proc.output()).toMatch(/"signal":"SIGHUP".*"msg":"shutting down"/);
+    const deadline = Date.now() + 10_000;
+    while (runningPostmaster(dir) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    expect(runningPostmaster(dir)).toBeUndefined();
+  }, 180_000);
+});
+
+// Ctrl-C in a terminal sends SIGINT to the whole foreground process group. The embedded PostgreSQL runs in a
+// group of its own, so it is stopped by the service after the service closed its connections, not beside it
+// (which cut them mid-close: two "PostgreSQL connection error" warnings, code 57P01, at every Ctrl-C).
+describe('npm start and Ctrl-C', () => {
+  const home = mkdtempSync(path.join(tmpdir(), 'hp-int-'));
+  chmodSync(home, 0o755);
+  const dataDir = path.join(home, '.data');
+  afterAll(() => {
+    const dir = embeddedDataDir(dataDir);
+    if (dir.startsWith('/var/tmp/holiday-programme-')) rmSync(path.dirname(dir), { recursive: true, force: true });
+    rmSync(home, { recursive: true, force: true });
+  });
+
+  it('stops the service and then its embedded PostgreSQL, with no connection cut under it', async () => {
+    const port = randomPort();
+    const proc = start([], port, { DATABASE_URL: '', DATA_DIR: dataDir, EMBEDDED_PG_PORT: String(randomPort()), DEMO: '0' }, 'src/main.ts', true);
+    await waitFor(proc, 'listening on', 120_000);
+    const dir = embeddedDataDir(dataDir);
+    expect(runningPostmaster(dir)).toBeDefined();
+    process.kill(-proc.child.pid!, 'SIGINT');
+    expect(await proc.exited).toBe(0);
+    expect(proc.output()).toMatch(/"signal":"SIGINT".*"msg":"shutting down"/);
+    expect(proc.output()).not.toContain('PostgreSQL connection error');
+    expect(proc.output()).not.toContain('57P01');
     const deadline = Date.now() + 10_000;
     while (runningPostmaster(dir) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
     expect(runningPostmaster(dir)).toBeUndefined();

@@ -1219,7 +1219,7 @@ export interface webhooks {
         put?: never;
         /**
          * Event attendance.deleted
-         * @description An application was deleted (DELETE /attendances/{uuid}).
+         * @description An application was deleted (DELETE /attendances/{uuid}; with its child: DELETE /participants/{uuid}, or the expiry of an unconfirmed family submission that made the child).
          *
          *     Signed as the Standard Webhooks specification says (https://www.standardwebhooks.com): the signed content is
          *     `<webhook-id>.<webhook-timestamp>.<body>`, the signature base64 of its HMAC-SHA256 under the subscription's secret
@@ -2374,7 +2374,7 @@ export interface components {
              */
             decisionReason?: string;
             /**
-             * @description what changed it: a transition; an application made again for the same offer (POST /attendances reuses it and decides again); a refill moving the waiting list up; a lottery run (held back); the commit releasing a held-back decision (from = to, heldBack false); a receipt reversal that withdrew it; the family confirmed its address (`await_email`, POST /family-applications/confirm) or a guardian consented (`await_consents`, POST /family-applications/consent): from `email_unconfirmed` or `consents_outstanding` to the other wait, or to the state the procedure decided; a confirmation not given within 72 hours (`expiry`: withdrawn)
+             * @description what changed it: a transition; an application made again for the same offer (POST /attendances reuses it and decides again; a family's POST /family-applications reuses one its link's expiry withdrew); a refill moving the waiting list up; a lottery run (held back); the commit releasing a held-back decision (from = to, heldBack false); a receipt reversal that withdrew it; the family confirmed its address (`await_email`, POST /family-applications/confirm) or a guardian consented (`await_consents`, POST /family-applications/consent): from `email_unconfirmed` or `consents_outstanding` to the other wait, or to the state the procedure decided; a confirmation or consent not given within 72 hours (`expiry`: withdrawn)
              * @enum {string}
              */
             cause: "transition" | "reapplication" | "refill" | "allocation" | "commit" | "reversal" | "await_email" | "await_consents" | "expiry";
@@ -2458,7 +2458,7 @@ export interface components {
             status: "waiting" | "confirmed" | "waitlisted" | "rejected" | "withdrawn" | "unfulfilled" | "participated" | "noshow" | "email_unconfirmed" | "consents_outstanding";
             heldBack: boolean;
         };
-        /** @description An application was deleted (DELETE /attendances/{uuid}). */
+        /** @description An application was deleted (DELETE /attendances/{uuid}; with its child: DELETE /participants/{uuid}, or the expiry of an unconfirmed family submission that made the child). */
         AttendanceDeletedEvent: {
             /**
              * Format: uuid
@@ -2478,7 +2478,7 @@ export interface components {
             timestamp: string;
             data: components["schemas"]["AttendanceDeletedEventData"];
         };
-        /** @description An application was deleted (DELETE /attendances/{uuid}). */
+        /** @description An application was deleted (DELETE /attendances/{uuid}; with its child: DELETE /participants/{uuid}, or the expiry of an unconfirmed family submission that made the child). */
         AttendanceDeletedEventData: {
             /**
              * Format: uuid
@@ -3045,9 +3045,7 @@ export interface components {
         "WWW-Authenticate": string;
         /** @description Anonymous reads: `public, max-age=60`; everything else is not stored by shared caches. */
         "Cache-Control": string;
-        /** @description RFC 8288 links of a list's pages: `first`, `prev` (not on the first page), `next` (while more records follow) and `last`, each the same request with another `page`. */
-        Link: string;
-        /** @description How many records match the request's filters, on all pages together. */
+        /** @description How many records match the request's filters, on all pages together: more follow while `page * itemsPerPage` is below it (there is no `Link` header, spec 4.1). */
         "X-Total-Count": number;
     };
     pathItems: never;
@@ -3079,7 +3077,6 @@ export interface operations {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    Link: components["headers"]["Link"];
                     "X-Total-Count": components["headers"]["X-Total-Count"];
                     [name: string]: unknown;
                 };
@@ -3939,7 +3936,6 @@ export interface operations {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    Link: components["headers"]["Link"];
                     "X-Total-Count": components["headers"]["X-Total-Count"];
                     [name: string]: unknown;
                 };
@@ -4841,7 +4837,6 @@ export interface operations {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    Link: components["headers"]["Link"];
                     "X-Total-Count": components["headers"]["X-Total-Count"];
                     [name: string]: unknown;
                 };
@@ -6245,7 +6240,6 @@ export interface operations {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
                     "Cache-Control": components["headers"]["Cache-Control"];
-                    Link: components["headers"]["Link"];
                     "X-Total-Count": components["headers"]["X-Total-Count"];
                     [name: string]: unknown;
                 };
@@ -8187,7 +8181,6 @@ export interface operations {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    Link: components["headers"]["Link"];
                     "X-Total-Count": components["headers"]["X-Total-Count"];
                     [name: string]: unknown;
                 };
@@ -9081,7 +9074,6 @@ export interface operations {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    Link: components["headers"]["Link"];
                     "X-Total-Count": components["headers"]["X-Total-Count"];
                     [name: string]: unknown;
                 };
@@ -9996,7 +9988,6 @@ export interface operations {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    Link: components["headers"]["Link"];
                     "X-Total-Count": components["headers"]["X-Total-Count"];
                     [name: string]: unknown;
                 };
@@ -10402,7 +10393,6 @@ export interface operations {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    Link: components["headers"]["Link"];
                     "X-Total-Count": components["headers"]["X-Total-Count"];
                     [name: string]: unknown;
                 };
@@ -11621,7 +11611,6 @@ export interface operations {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    Link: components["headers"]["Link"];
                     "X-Total-Count": components["headers"]["X-Total-Count"];
                     [name: string]: unknown;
                 };
@@ -11900,7 +11889,6 @@ export interface operations {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    Link: components["headers"]["Link"];
                     "X-Total-Count": components["headers"]["X-Total-Count"];
                     [name: string]: unknown;
                 };
@@ -12177,7 +12165,6 @@ export interface operations {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    Link: components["headers"]["Link"];
                     "X-Total-Count": components["headers"]["X-Total-Count"];
                     [name: string]: unknown;
                 };
@@ -12456,7 +12443,6 @@ export interface operations {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    Link: components["headers"]["Link"];
                     "X-Total-Count": components["headers"]["X-Total-Count"];
                     [name: string]: unknown;
                 };
@@ -13464,7 +13450,6 @@ export interface operations {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    Link: components["headers"]["Link"];
                     "X-Total-Count": components["headers"]["X-Total-Count"];
                     [name: string]: unknown;
                 };
@@ -14543,7 +14528,6 @@ export interface operations {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
-                    Link: components["headers"]["Link"];
                     "X-Total-Count": components["headers"]["X-Total-Count"];
                     [name: string]: unknown;
                 };

@@ -7,7 +7,8 @@ import { startWorkers, type Workers } from '../../src/platform/jobs/workers.js';
 import { createLogger } from '../../src/platform/logging/logger.js';
 import { PDF } from '../fixtures/files.js';
 import { list } from '../resources/attendances/helpers.js';
-import { familyBody, linkToken, publishedOffer, websiteToken } from '../resources/family-applications/helpers.js';
+import { QUEUES } from '../../src/platform/jobs/queue.js';
+import { ageLinks, familyBody, linkToken, publishedOffer, websiteToken } from '../resources/family-applications/helpers.js';
 
 // Issue 21 "Done when": a family applies through the website token, confirms, a guardian consents, a file
 // answer is uploaded and read back by the admin, and the first-come list orders by confirmation. Every step
@@ -20,7 +21,7 @@ beforeAll(async () => {
   smtp = await startSmtp();
 });
 afterAll(() => smtp.close());
-const { t } = useHarness({
+const { h, t } = useHarness({
   ownDatabase: 'family',
   tenant: { settings: { confirmationUrlTemplate: 'https://www.musterstadt.example/ferienpass/bestaetigen/{token}', mailFrom: 'Ferienpass Musterstadt <ferienpass@musterstadt.example>' } },
   jobs: async (orm) => {
@@ -101,4 +102,25 @@ describe('a family applies through the website, confirms, a guardian consents, t
     expect(file.headers['x-content-type-options']).toBe('nosniff');
     expect(Buffer.from(file.text, 'utf8').equals(PDF)).toBe(true);
   }, 60_000);
+});
+
+describe('the family-expiry job on pg-boss (issue 21 item 4)', () => {
+  it('an unconfirmed family\'s application expires through the worker: withdrawn and deleted with what it made; applying again is 201', async () => {
+    const website = await websiteToken(t, 600);
+    const offer = await publishedOffer(t);
+    const body = familyBody([[offer.uuid]], { email: 'vergessen@family.example' });
+    const res = await t.post('/family-applications', body, { token: website });
+    expect(res.status, res.text).toBe(201);
+    const [a] = res.body;
+    await ageLinks(h, t, 73);
+    await workers.sender.send(QUEUES.familyExpiry, { tenant: t.slug });
+    const deadline = Date.now() + 15_000;
+    while ((await t.get(`/attendances/${a.uuid}`)).status === 200 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+    expect((await t.get(`/attendances/${a.uuid}`)).status).toBe(404);
+    expect((await t.get(`/participants/${a.participant!.uuid}`)).status).toBe(404);
+    expect((await t.get(`/accounts/${a.account!.uuid}`)).status).toBe(404);
+    const again = await t.post('/family-applications', body, { token: website });
+    expect(again.status, again.text).toBe(201);
+    expect(again.body[0]).toMatchObject({ status: 'email_unconfirmed' });
+  }, 30_000);
 });

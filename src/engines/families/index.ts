@@ -2,4 +2,4 @@
 // UUID, base58 or e-mail, an account's modification when its children change, and display names in SQL.
 export { resolveAccountRef, touchAccounts } from './accounts.js';
 export { fullNameSql, participantFieldSql, participantNameSql } from './names.js';
-export { lockAccounts, lockParticipants, type RowLock } from './lock.js';
+export { lockAccounts, lockFamily, lockParticipants, type RowLock } from './lock.js';

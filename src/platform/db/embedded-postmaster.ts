@@ -51,9 +51,10 @@ export function canConnect(port: number): Promise<boolean> {
   });
 }
 
-function run(file: string, args: string[], owner: OsUser | undefined, native: string): ChildProcess {
+function run(file: string, args: string[], owner: OsUser | undefined, native: string, detached = false): ChildProcess {
   return spawn(file, args, {
     ...(owner ? { uid: owner.uid, gid: owner.gid } : {}),
+    detached,
     cwd: native,
     env: { ...process.env, LC_MESSAGES: 'C', LD_LIBRARY_PATH: path.join(native, 'lib') },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -122,7 +123,10 @@ export function startPostmaster(layout: Layout, port: number, onLog: (m: string)
     });
   }
   return new Promise((resolve, reject) => {
-    const child = run(path.join(layout.native, 'bin', 'postgres'), ['-D', layout.dir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1'], layout.owner, layout.native);
+    // A process group of its own: Ctrl-C in the terminal signals the whole foreground group, and PostgreSQL
+    // would shut down fast beside the service, cutting its connections mid-close (57P01 warnings). The
+    // service stops it after its own connections are closed (stopPostmaster), and on exit.
+    const child = run(path.join(layout.native, 'bin', 'postgres'), ['-D', layout.dir, '-p', String(port), '-c', 'listen_addresses=127.0.0.1'], layout.owner, layout.native, true);
     let output = '';
     let ready = false;
     const onData = (c: Buffer) => {

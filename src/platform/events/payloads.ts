@@ -35,7 +35,7 @@ export const EVENT_PAYLOADS = {
     heldBack: z.boolean().meta({ description: 'true while the decision is held back (lot, commit:false); false once it is final' }),
     decisionReason: z.string().optional().meta({ description: 'the system\'s reason for the decision (lottery, capacity), when there is one' }),
     cause: z.enum(['transition', 'reapplication', 'refill', 'allocation', 'commit', 'reversal', 'await_email', 'await_consents', 'expiry']).meta({
-      description: 'what changed it: a transition; an application made again for the same offer (POST /attendances reuses it and decides again); a refill moving the waiting list up; a lottery run (held back); the commit releasing a held-back decision (from = to, heldBack false); a receipt reversal that withdrew it; the family confirmed its address (`await_email`, POST /family-applications/confirm) or a guardian consented (`await_consents`, POST /family-applications/consent): from `email_unconfirmed` or `consents_outstanding` to the other wait, or to the state the procedure decided; a confirmation not given within 72 hours (`expiry`: withdrawn)',
+      description: 'what changed it: a transition; an application made again for the same offer (POST /attendances reuses it and decides again; a family\'s POST /family-applications reuses one its link\'s expiry withdrew); a refill moving the waiting list up; a lottery run (held back); the commit releasing a held-back decision (from = to, heldBack false); a receipt reversal that withdrew it; the family confirmed its address (`await_email`, POST /family-applications/confirm) or a guardian consented (`await_consents`, POST /family-applications/consent): from `email_unconfirmed` or `consents_outstanding` to the other wait, or to the state the procedure decided; a confirmation or consent not given within 72 hours (`expiry`: withdrawn)',
     }),
   }).meta({ id: 'AttendanceStatusChangedEventData', description: 'An application changed state, or its held-back decision was released.' }),
   'attendance.transferred': z.object({
@@ -54,7 +54,7 @@ export const EVENT_PAYLOADS = {
   'attendance.deleted': z.object({
     ...attendanceRefs,
     status: attendanceState.meta({ description: 'its state when it was deleted' }),
-  }).meta({ id: 'AttendanceDeletedEventData', description: 'An application was deleted (DELETE /attendances/{uuid}).' }),
+  }).meta({ id: 'AttendanceDeletedEventData', description: 'An application was deleted (DELETE /attendances/{uuid}; with its child: DELETE /participants/{uuid}, or the expiry of an unconfirmed family submission that made the child).' }),
   'offer.published': z.object({
     offer: id('the offer'),
     edition: id('its edition'),

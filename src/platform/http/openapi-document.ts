@@ -14,7 +14,7 @@ import { describeRawOperations } from './openapi-raw.js';
 // - success statuses 201/202/204 from each procedure's meta; PATCH/DELETE of receipts and bookings answer
 //   only 405 (they exist to refuse) and are left out of the document (issue 24: generated clients offered them as
 //   functions, the reference listed them);
-// - every list's paging headers, `Link` and `X-Total-Count` (issue 24);
+// - every list's `X-Total-Count` (issue 24; no `Link`: spec 4.1 and 9.8 forbid it);
 // - the errors each operation can answer, as application/problem+json with an example, and the headers
 //   (RateLimit, RateLimit-Policy, Retry-After, WWW-Authenticate, Cache-Control, Allow);
 // - query parameters typed from the field helpers' descriptions (src/platform/http/fields.ts): integers,
@@ -83,7 +83,7 @@ export function buildOpenApiDocument(router: AnyRouter, baseUrl: string): Record
       '- Authentication: `Authorization: Bearer <token>` (tokens are issued by the operator CLI). Some offer reads are open to anonymous callers.',
       '- Errors are `application/problem+json` (RFC 9457); a 422 lists `violations` by field.',
       '- Amounts (`fee`, `amount`, `total`, `balance`) are integer cents. Timestamps carry the Europe/Berlin offset; date-only values are `YYYY-MM-DD`.',
-      '- Lists are pages: `page` from 1, `itemsPerPage` 1-200 (default 30). A short page is the last one. Each list answer also carries `X-Total-Count` (the matching records) and a `Link` header (RFC 8288) with `first`, `prev`, `next` and `last`; the body stays a plain array.',
+      '- Lists are pages: `page` from 1, `itemsPerPage` 1-200 (default 30). A short page is the last one. Each list answer also carries `X-Total-Count` (the matching records): more follow while `page * itemsPerPage < X-Total-Count`. The body is a plain array, without a `Link` header.',
       '- Rate limits: 300 requests per token, refilled at 100 a minute; anonymous callers 5 an hour. Every response carries `RateLimit` and `RateLimit-Policy`; a 429 also `Retry-After`.',
     ].join('\n'),
     securitySchemes: { bearer: { type: 'http', scheme: 'bearer', description: 'An opaque token `hpt_...` issued with `npm run cli -- token issue`.' } },
@@ -131,7 +131,6 @@ export function buildOpenApiDocument(router: AnyRouter, baseUrl: string): Record
         const headers: Json = { ...limitHeaders };
         if (meta?.access === 'public' && method === 'get') headers['Cache-Control'] = h('Cache-Control');
         if (method === 'get' && (op.parameters ?? []).some((p: Json) => p.in === 'query' && p.name === 'page')) {
-          headers.Link = h('Link');
           headers['X-Total-Count'] = h('X-Total-Count');
         }
         responses[String(status)] = status === 204

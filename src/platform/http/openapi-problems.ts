@@ -58,11 +58,7 @@ export const HEADERS: Json = {
   'Retry-After': { description: 'Whole seconds until a request is accepted again.', schema: { type: 'integer', minimum: 0 } },
   'WWW-Authenticate': { description: 'Always `Bearer` (with an error attribute for a bad token).', schema: { type: 'string', examples: ['Bearer'] } },
   'Cache-Control': { description: 'Anonymous reads: `public, max-age=60`; everything else is not stored by shared caches.', schema: { type: 'string', examples: ['public, max-age=60'] } },
-  Link: {
-    description: 'RFC 8288 links of a list\'s pages: `first`, `prev` (not on the first page), `next` (while more records follow) and `last`, each the same request with another `page`.',
-    schema: { type: 'string', examples: ['<https://ferien.musterstadt.example/api/offers?page=2&itemsPerPage=30>; rel="next", <https://ferien.musterstadt.example/api/offers?page=1&itemsPerPage=30>; rel="first", <https://ferien.musterstadt.example/api/offers?page=3&itemsPerPage=30>; rel="last"'] },
-  },
-  'X-Total-Count': { description: 'How many records match the request\'s filters, on all pages together.', schema: { type: 'integer', minimum: 0, examples: [63] } },
+  'X-Total-Count': { description: 'How many records match the request\'s filters, on all pages together: more follow while `page * itemsPerPage` is below it (there is no `Link` header, spec 4.1).', schema: { type: 'integer', minimum: 0, examples: [63] } },
 };
 
 export function problemResponse(status: number, headers: Json): Json {

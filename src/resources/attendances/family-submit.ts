@@ -3,8 +3,10 @@ import { NOT_COUNTED_FOR_LIMIT } from '../../domain/edition-phases.js';
 import { conflict, invalid, violation, type Violation } from '../../domain/errors.js';
 import { sameChild, wishProblems, type UploadState } from '../../domain/family-applications.js';
 import { confirmationExpiry, confirmationLink, needsConsent, waitingState, CONFIRMATION_HOURS } from '../../domain/family-confirmation.js';
-import { setAnswerFiles, uploadsOf } from '../../engines/answer-files/index.js';
-import { lockOffers, participantLockKey } from '../../engines/participant-list/index.js';
+import { EXPIRED_REASON, existingApplicationVerdict } from '../../domain/family-expiry.js';
+import { deleteFilesOf, setAnswerFiles, uploadsOf } from '../../engines/answer-files/index.js';
+import { lockFamily } from '../../engines/families/index.js';
+import { lockOffers, participantLockKey, reorderList, statusChanged } from '../../engines/participant-list/index.js';
 import type { ServiceContext } from '../../platform/context.js';
 import { dbOf } from '../../platform/context.js';
 import { anyOf, inSchema, sql, tablesOf, type Executor } from '../../platform/db/sql.js';
@@ -24,7 +26,8 @@ import type { AttendanceOut } from './schema.js';
 // found (a family is its address; a child the same child when account, first name and birth date match) or
 // made; every wish passes every rule of src/domain/family-applications.ts or the whole request is refused (422,
 // each violation naming `participants[i].wishes[j]...`), and a child's existing application for an offer is a
-// 409 naming the wish. Then the applications are written: waiting for the address's confirmation
+// 409 naming the wish, unless an expiry withdrew it (the family applies again: it is reused, in its place of
+// `attendances_offer_participant_key`). Then the applications are written: waiting for the address's confirmation
 // (`email_unconfirmed`) unless the website vouched for it, and for a guardian's consent where the child names
 // another guardian; the confirmation mail goes out with them. With nothing outstanding the edition's procedure
 // decides at once, as for any new application.
@@ -61,7 +64,7 @@ async function submit(ctx: ServiceContext, db: Executor, input: SubmitFamilyAppl
   const now = new Date();
   const email = input.account.email;
   // One family's submissions take turns: its children are matched and made once.
-  await sql`select pg_advisory_xact_lock(hashtextextended(${`family:${schema}:${email.toLowerCase()}`}, 0))`.execute(db);
+  await lockFamily(ctx, db, email);
   const account = await tx.selectFrom('accounts').select(['uuid', 'email']).where(sql<boolean>`lower(email) = lower(${email})`).executeTakeFirst();
   const known = account
     ? await tx.selectFrom('participants').select(['uuid', 'firstname', sql<string | null>`to_char(date_of_birth, 'YYYY-MM-DD')`.as('dateOfBirth')])
@@ -74,7 +77,7 @@ async function submit(ctx: ServiceContext, db: Executor, input: SubmitFamilyAppl
   }
   const existing = matched.some((m) => m !== null)
     ? await tx.selectFrom('attendances as a').innerJoin('offers as o', 'o.uuid', 'a.offer_uuid')
-      .select(['a.participant_uuid as participant', 'a.offer_uuid as offer', 'a.status', 'o.edition_uuid as edition'])
+      .select(['a.uuid', 'a.participant_uuid as participant', 'a.offer_uuid as offer', 'a.status', 'a.decision_reason as decisionReason', 'o.edition_uuid as edition'])
       .where('a.participant_uuid', '=', anyOf(matched.filter((m): m is string => m !== null))).execute()
     : [];
   const offers = await readWishOffers(ctx, db, input.participants.flatMap((c) => c.wishes.map((w) => w.offer)));
@@ -110,9 +113,13 @@ async function submit(ctx: ServiceContext, db: Executor, input: SubmitFamilyAppl
     });
   });
   if (violations.length > 0) throw invalid(violations);
+  // An application withdrawn by an expiry is applied for again (reused, domain/family-expiry.ts); any other is a 409.
+  const reused = new Map<string, string>();
   input.participants.forEach((c, i) => c.wishes.forEach((w, j) => {
     const clash = existing.find((e) => e.participant === matched[i] && e.offer === w.offer);
-    if (clash) throw conflict(`${wishPath(i, j)}.offer: ${c.firstname} already applied for this offer (application in state ${clash.status}); nothing of this request was saved.`);
+    if (!clash) return;
+    if (existingApplicationVerdict(clash) === 'reuse') reused.set(`${clash.participant}:${clash.offer}`, clash.uuid);
+    else throw alreadyApplied(i, j, c.firstname, clash.status);
   }));
 
   // The family and its children: found, or made by this submission (its expiry deletes what it made).
@@ -145,16 +152,20 @@ async function submit(ctx: ServiceContext, db: Executor, input: SubmitFamilyAppl
 
   // The applications, each at the end of its list (the rest group while waiting; renumbered below).
   const locked = await lockOffers(ctx, db, [...offers.keys()]);
-  const rows = input.participants.flatMap((c, i) => c.wishes.map((w) => {
+  const rows = input.participants.flatMap((c, i) => c.wishes.map((w, j) => {
     const offer = offers.get(w.offer)!;
     const wait = waitingState({ email: emailOutstanding, consent: guardians.some((g) => g.participant === children[i]) });
-    return { uuid: newUuid(), child: children[i]!, offer, wish: w, wait, consent: guardians.some((g) => g.participant === children[i]) };
+    const previous = reused.get(`${children[i]}:${offer.uuid}`);
+    return { uuid: previous ?? newUuid(), again: !!previous, i, j, child: children[i]!, offer, wish: w, wait, consent: guardians.some((g) => g.participant === children[i]) };
   }));
   const t = tablesOf(schema);
   const answers = rows.map((r) => storedAnswers(r.offer, r.wish.answers ?? {}));
   // Raw: every application in one `insert … select from unnest(arrays)`. A waiting application goes to the end of
   // its list, whose last group it is in (D10; the list is numbered 1..n under the offer's lock): max + its rank.
-  await sql`insert into ${t('attendances')} (uuid, offer_uuid, participant_uuid, status, sorting, user_priority, all_alternate_dates,
+  // One application per child and offer (spec 4.3): one withdrawn by an expiry is made again in place (its uuid
+  // kept, as POST /attendances reuses one); a row that became anything else since it was read is left alone and
+  // the request refused below.
+  const written = await sql<{ uuid: string }>`insert into ${t('attendances')} as cur (uuid, offer_uuid, participant_uuid, status, sorting, user_priority, all_alternate_dates,
       consent_outstanding, held_back, decision_reason, created_by_admin, fee, answers, submission_uuid)
     select v.uuid, v.offer, v.participant, v.status,
       case when v.status in ('email_unconfirmed', 'consents_outstanding')
@@ -166,27 +177,55 @@ async function submit(ctx: ServiceContext, db: Executor, input: SubmitFamilyAppl
       ${rows.map((r) => (r.wait ? WAIT_REASONS[r.wait] : null))}::text[], ${rows.map((r) => r.offer.fee)}::int[],
       ${answers.map((a) => JSON.stringify(a))}::jsonb[], ${rows.map((_, i) => i)}::int[])
       as v(uuid, offer, participant, status, priority, all_dates, consent, reason, fee, answers, n)
-    order by v.n`.execute(db);
+    order by v.n
+    on conflict (offer_uuid, participant_uuid) do update set status = excluded.status, sorting = excluded.sorting,
+      user_priority = excluded.user_priority, all_alternate_dates = excluded.all_alternate_dates, consent_outstanding = excluded.consent_outstanding,
+      held_back = false, decision_reason = excluded.decision_reason, created_by_admin = false, fee = excluded.fee, answers = excluded.answers,
+      submission_uuid = excluded.submission_uuid, confirmed_at = null, status_changed_at = now(), modified_at = now()
+      where cur.status = 'withdrawn' and cur.decision_reason = ${EXPIRED_REASON}
+    returning cur.uuid`.execute(db);
+  if (written.rows.length < rows.length) {
+    // Applied for meanwhile (the team, between the read above and the offers' locks): a duplicate after all.
+    const done = new Set(written.rows.map((r) => r.uuid));
+    const r = rows.find((x) => !done.has(x.uuid))!;
+    throw alreadyApplied(r.i, r.j, input.participants[r.i]!.firstname, null);
+  }
+  const again = rows.filter((r) => r.again);
+  // The reused applications' answer files are those of the expired wish: they go (the new answers name new uploads).
+  await deleteFilesOf(db, schema, again.map((r) => r.uuid));
   for (const [i, r] of rows.entries()) {
     const files = answers[i]!.filter((a) => a.type === 'file').map((a) => ({ file: String(a.answer), question: a.question }));
     if (files.length > 0) await setAnswerFiles(db, schema, r.uuid, files);
   }
   // Nothing outstanding (the website vouched for the address, no consent needed): the procedure decides now.
-  const written = await submissionApplications(db, schema, submission);
-  const decide = written.filter((a) => a.status === 'waiting');
-  // Decided ones are placed by the renumbering of their lists (applyFamilyChanges); waiting ones are in place.
+  const applied = await submissionApplications(db, schema, submission);
+  const decide = applied.filter((a) => a.status === 'waiting');
+  // Decided ones are placed by the renumbering of their lists (applyFamilyChanges); waiting ones are in place,
+  // but a reused one left its old place empty: its list is renumbered.
   await applyFamilyChanges(ctx, db, locked, decide.map((row) => ({ row, to: 'decide' as const })), null);
+  for (const offer of new Set(again.map((r) => r.offer.uuid))) await reorderList(ctx, db, offer);
   const edition = new Map(rows.map((r) => [r.uuid, r.offer.editionUuid]));
-  await recordEvents(ctx, db, (decide.length > 0 ? await submissionApplications(db, schema, submission) : written).map((a) => ({ type: 'attendance.created' as const, data: {
-    attendance: a.uuid, offer: a.offer, edition: edition.get(a.uuid)!, participant: a.participant, account: accountUuid,
-    status: a.status, heldBack: false, decisionReason: a.decisionReason ?? undefined, createdByAdmin: false, consentOutstanding: a.consentOutstanding,
-  } })));
+  const reusedIds = new Set(again.map((r) => r.uuid));
+  // A new application reports `attendance.created`; a reused one `attendance.status_changed` (cause `reapplication`), as POST /attendances.
+  await recordEvents(ctx, db, (decide.length > 0 ? await submissionApplications(db, schema, submission) : applied).map((a) => (reusedIds.has(a.uuid)
+    ? statusChanged({ attendance: a.uuid, offer: a.offer, edition: edition.get(a.uuid)!, participant: a.participant, account: accountUuid },
+      { from: 'withdrawn', to: a.status, heldBack: false, decisionReason: a.decisionReason, cause: 'reapplication' })
+    : { type: 'attendance.created' as const, data: {
+      attendance: a.uuid, offer: a.offer, edition: edition.get(a.uuid)!, participant: a.participant, account: accountUuid,
+      status: a.status, heldBack: false, decisionReason: a.decisionReason ?? undefined, createdByAdmin: false, consentOutstanding: a.consentOutstanding,
+    } })));
 
   if (!emailOutstanding) {
     await queueConsentMails(ctx, db, submission);
     await queueFamilyStateMail(ctx, db, submission);
   }
   return submission;
+}
+
+/** 409 naming the wish (D11): the child has an application for this offer that is not one withdrawn by an expiry. */
+function alreadyApplied(i: number, j: number, firstname: string, status: string | null) {
+  const which = status ? `application in state ${status}` : 'an application was made meanwhile';
+  return conflict(`${wishPath(i, j)}.offer: ${firstname} already applied for this offer (${which}); nothing of this request was saved.`);
 }
 
 /** The answers as an application stores them: with the question's label and type, in question order (D10). */

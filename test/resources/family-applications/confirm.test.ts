@@ -2,24 +2,19 @@ import { describe, expect, it } from 'vitest';
 import { expectProblem, useHarness } from '../../harness/harness.js';
 import { executorOf } from '../../../src/platform/db/orm.js';
 import { qualified, sql } from '../../../src/platform/db/sql.js';
-import { QUEUES } from '../../../src/platform/jobs/queue.js';
 import { SCRUBBED_BODY } from '../../../src/platform/mail/outbox.js';
-import { PDF } from '../../fixtures/files.js';
-import { create as upload } from '../../factories/file.factory.js';
 import { list } from '../attendances/helpers.js';
 import { ageLinks, familyBody, linkToken, mails, publishedOffer, submitOk, websiteToken } from './helpers.js';
 
 // D11, issue 21 items 4 and 5: the e-mail confirmation (double opt-in) and the guardian's consent, their
 // single-use links (404 for any wrong, used or expired one), first come first served in the order of
-// confirmation, and the expiry job that withdraws and cleans up.
+// confirmation. The expiry job that withdraws and cleans up: expiry.test.ts.
 const { h, t } = useHarness();
 
 const confirm = (token: string, link: string) => t.post('/family-applications/confirm', { token: link }, { token });
 const consent = (token: string, link: string) => t.post('/family-applications/consent', { token: link }, { token });
 const lastLink = async (recipient: string, kind = 'family_confirmation', path: 'bestaetigen' | 'einwilligen' = 'bestaetigen') =>
   linkToken((await mails(h, t, kind)).filter((m) => m.recipient === recipient).at(-1)!.body, path);
-const count = async (table: 'accounts' | 'participants' | 'attendances' | 'files', where = sql`true`) =>
-  (await sql<{ n: number }>`select count(*)::int as n from ${qualified(t.tenant.schema, table)} where ${where}`.execute(executorOf(h.orm))).rows[0]!.n;
 const events = async (attendance: string) => (await sql<{ type: string; data: Record<string, unknown> }>`select type, data from ${qualified(t.tenant.schema, 'event')}
   where data->>'attendance' = ${attendance} order by id`.execute(executorOf(h.orm))).rows;
 
@@ -138,68 +133,5 @@ describe('guardian consent (item 5)', () => {
     expect(sibling).toMatchObject({ status: 'confirmed', consentOutstanding: false });
     const res = await consent(token, await lastLink('oma@example.org', 'guardian_consent', 'einwilligen'));
     expect(res.body).toEqual([expect.objectContaining({ uuid: child.uuid, status: 'confirmed' })]);
-  });
-});
-
-describe('expiry (72 h) and cleanup', () => {
-  it('expired unconfirmed applications are withdrawn and what the submission made is deleted; the family may apply again', async () => {
-    const token = await websiteToken(t);
-    const offer = await publishedOffer(t, { applicationQuestions: [{ label: 'Impfpass', type: 'file', required: false }] });
-    const question = offer.applicationQuestions![0].uuid;
-    const file = await upload(t, { token, bytes: PDF, type: 'application/pdf' });
-    const body = familyBody([[offer.uuid]]);
-    body.participants[0].wishes[0].answers = { [question]: file.uuid };
-    const [a] = await submitOk(t, token, body);
-    const account = a.account!.uuid;
-    // A family that confirmed before keeps its account and child; only the new submission's part goes.
-    const known = familyBody([[offer.uuid]]);
-    const [k] = await submitOk(t, token, known);
-    await confirm(token, await lastLink(known.account.email));
-    const other = await publishedOffer(t);
-    const [k2] = await submitOk(t, token, { ...known, participants: [{ ...known.participants[0], wishes: [{ offer: other.uuid }] }] });
-
-    await ageLinks(h, t, 71);
-    await h.jobs.send(QUEUES.familyExpiry, { tenant: t.slug });
-    await h.jobs.drain();
-    expect((await t.get(`/attendances/${a.uuid}`)).status).toBe(200); // 72 h not over yet
-    await ageLinks(h, t, 2);
-    await h.jobs.send(QUEUES.familyExpiry, { tenant: t.slug });
-    await h.jobs.drain();
-
-    expectProblem(await t.get(`/attendances/${a.uuid}`), 404);
-    expectProblem(await t.get(`/participants/${a.participant!.uuid}`), 404);
-    expectProblem(await t.get(`/accounts/${account}`), 404);
-    expectProblem(await t.request('GET', `/files/${file.uuid}`), 404);
-    expect((await events(a.uuid)).map((e) => [e.type, e.data.to ?? e.data.status, e.data.cause])).toEqual([
-      ['attendance.created', 'email_unconfirmed', undefined], ['attendance.status_changed', 'withdrawn', 'expiry'], ['attendance.deleted', 'withdrawn', undefined],
-    ]);
-    // The confirmed family: its child, account and confirmed application stay; the expired one is gone.
-    expect((await t.get(`/attendances/${k.uuid}`)).body.status).toBe('confirmed');
-    expectProblem(await t.get(`/attendances/${k2.uuid}`), 404);
-    expect((await t.get(`/participants/${k.participant!.uuid}`)).status).toBe(200);
-    // Applying again works.
-    const again = await submitOk(t, token, familyBody([[offer.uuid]], { email: body.account.email }));
-    expect(again[0].status).toBe('email_unconfirmed');
-  });
-
-  it('an expired consent withdraws that child\'s applications; an unused upload is deleted after 24 h', async () => {
-    const token = await websiteToken(t);
-    const offer = await publishedOffer(t);
-    const body = familyBody([[offer.uuid]], { emailVerified: true, children: [{ guardianEmail: 'niemand@example.org' }] });
-    const [a] = await submitOk(t, token, body);
-    const unused = await upload(t, { token });
-    await sql`update ${qualified(t.tenant.schema, 'files')} set created_at = now() - interval '25 hours' where uuid = ${unused.uuid}::uuid`.execute(executorOf(h.orm));
-    const fresh = await upload(t, { token });
-    await ageLinks(h, t, 73);
-    const { tenantsWithFamilyWork } = await import('../../../src/resources/attendances/family-expiry.js');
-    expect(await tenantsWithFamilyWork(executorOf(h.orm), [t.tenant])).toEqual([t.slug]);
-    await h.jobs.send(QUEUES.familyExpiry, { tenant: t.slug });
-    await h.jobs.drain();
-    expectProblem(await t.get(`/attendances/${a.uuid}`), 404);
-    expect((await t.get(`/participants/${a.participant!.uuid}`)).status).toBe(200);
-    expectProblem(await t.request('GET', `/files/${unused.uuid}`), 404);
-    expect((await t.request('GET', `/files/${fresh.uuid}`)).status).toBe(200);
-    expect(await tenantsWithFamilyWork(executorOf(h.orm), [t.tenant])).toEqual([]);
-    expect(await count('attendances', sql`submission_uuid is not null and status = 'consents_outstanding'`)).toBe(0);
   });
 });
