@@ -8,6 +8,7 @@ const UNIT = [
   'test/platform/cache/ttl-cache.test.ts',
   'test/platform/config.test.ts',
   'test/platform/db/{attempts,shares,timeouts}.test.ts',
+  'test/platform/jobs/coalescing.test.ts',
   'test/platform/http/{booleans,dates,ids,openapi-document,problem,response}.test.ts',
   'test/platform/net/public-address.test.ts',
   'test/platform/rate-limit/token-bucket.test.ts',

@@ -20,8 +20,9 @@ import { entities } from '../src/entities.js';
 // Both on the same scratch database of the machine's PostgreSQL.
 // Env: BENCH_PG_URL, BENCH_FAMILIES (2000; 400 with --quick), BENCH_IN_FLIGHT (64),
 // BENCH_API_NODE_ARGS (extra node flags for the API process, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`),
-// BENCH_PG_STATS=1 (the API's statements during the one-offer rush from pg_stat_statements, when the server
-// preloads it).
+// BENCH_PG_STATS=1 (the API's statements during each rush through HTTP from pg_stat_statements, when the server
+// preloads it, with calls and ms per application; planning too with pg_stat_statements.track_planning), BENCH_NOTIFY=1 (issue 25: the families have an address and apply with
+// `notify: true`, as on the opening morning; the mails stay in the outbox, no worker runs).
 const PG = process.env.BENCH_PG_URL || 'postgresql://postgres@127.0.0.1:5432/postgres';
 const FAMILIES = Number(process.env.BENCH_FAMILIES || (quick ? 400 : 2000));
 const IN_FLIGHT = Number(process.env.BENCH_IN_FLIGHT || 64);
@@ -29,6 +30,7 @@ const PLACES = 100;
 const MANY = 100;
 const PLACES_MANY = 10;
 const HOST = 'rush.test';
+const NOTIFY = process.env.BENCH_NOTIFY === '1';
 
 const pct = (xs: number[], p: number) => [...xs].sort((a, b) => a - b)[Math.min(xs.length - 1, Math.ceil(xs.length * p) - 1)]!;
 const round = (x: number, digits = 0) => Number(x.toFixed(digits));
@@ -91,7 +93,8 @@ async function main() {
     const sqlMany = Array.from({ length: MANY }, () => newUuid());
     for (const n of [...appMany, ...sqlMany]) await offer(n, PLACES_MANY).execute(db);
     const children = Array.from({ length: FAMILIES }, () => newUuid());
-    await sql`insert into ${t('participants')} (uuid, firstname, lastname) select unnest(${children}::uuid[]), 'Kind', 'Rush'`.execute(db);
+    await sql`insert into ${t('participants')} (uuid, firstname, lastname, email)
+      select c, 'Kind', 'Rush', ${NOTIFY ? 'familie@rush.example' : null} from unnest(${children}::uuid[]) c`.execute(db);
     // One token per lane: a token's bucket holds 300 requests (D3).
     const tokens: string[] = [];
     for (let i = 0; i < IN_FLIGHT; i++) {
@@ -125,15 +128,27 @@ async function main() {
 
     const pgStats = process.env.BENCH_PG_STATS === '1'
       && (await sql<{ n: number }>`select count(*)::int as n from pg_available_extensions where name = 'pg_stat_statements'`.execute(db)).rows[0]!.n > 0;
-    if (pgStats) {
-      await sql`create extension if not exists pg_stat_statements`.execute(db);
+    if (pgStats) await sql`create extension if not exists pg_stat_statements`.execute(db);
+    const statementsOf = async (what: string): Promise<string[]> => {
+      if (!pgStats) return [];
+      const res = await sql<{ calls: number; ms: number; plan: number; query: string }>`
+        select calls::int, round(total_exec_time::numeric, 1)::float8 as ms, round(total_plan_time::numeric, 1)::float8 as plan, left(regexp_replace(query, '\\s+', ' ', 'g'), 110) as query
+        from pg_stat_statements where dbid = (select oid from pg_database where datname = current_database())
+          and query not ilike '%pg_stat_statements%'
+        order by calls desc, total_exec_time desc limit 25`.execute(db);
+      const calls = res.rows.reduce((sum, r) => sum + r.calls, 0);
+      const ms = res.rows.reduce((sum, r) => sum + r.ms, 0);
+      const plan = res.rows.reduce((sum, r) => sum + r.plan, 0);
       await sql`select pg_stat_statements_reset()`.execute(db);
-    }
+      return [`pg_stat_statements, ${what} (${FAMILIES} applications${NOTIFY ? ', notify' : ''}): ${calls} statements in the top 25, ${(calls / FAMILIES).toFixed(2)} per application, ${(ms / FAMILIES).toFixed(2)} ms execution${plan > 0 ? ` + ${(plan / FAMILIES).toFixed(2)} ms planning` : ''} per application`,
+        ...res.rows.map((r) => `${String(r.calls).padStart(6)} calls ${String(r.ms).padStart(9)} ms${plan > 0 ? ` + ${String(r.plan).padStart(7)} ms plan` : ''}  ${r.query}`)];
+    };
+    if (pgStats) await sql`select pg_stat_statements_reset()`.execute(db);
 
     const through = (offerOf: (i: number) => string) => timed(async () => {
       const statuses: number[] = [];
       const latencies = await lanes(children.map((c, i) => [c, i] as const), IN_FLIGHT, async ([child, i], lane) => {
-        statuses.push(await post(port, tokens[lane]!, { offer: offerOf(i), participant: child }, agent));
+        statuses.push(await post(port, tokens[lane]!, { offer: offerOf(i), participant: child, ...(NOTIFY ? { notify: true } : {}) }, agent));
       });
       return { latencies, statuses };
     });
@@ -159,18 +174,11 @@ async function main() {
     });
 
     const app1 = await through(() => appOffer);
-    let statements: string[] = [];
-    if (pgStats) {
-      const res = await sql<{ calls: number; ms: number; query: string }>`
-        select calls::int, round(total_exec_time::numeric, 1)::float8 as ms, left(regexp_replace(query, '\\s+', ' ', 'g'), 110) as query
-        from pg_stat_statements where dbid = (select oid from pg_database where datname = current_database())
-        order by total_exec_time desc limit 25`.execute(db);
-      const calls = res.rows.reduce((s, r) => s + r.calls, 0);
-      statements = [`pg_stat_statements, one-offer rush (${FAMILIES} applications): ${calls} statements in the top 25`,
-        ...res.rows.map((r) => `${String(r.calls).padStart(6)} calls ${String(r.ms).padStart(9)} ms  ${r.query}`)];
-    }
+    const statements = await statementsOf('one-offer rush');
     const sql1 = await bare(() => sqlOffer, PLACES);
+    if (pgStats) await sql`select pg_stat_statements_reset()`.execute(db);
     const appN = await through((i) => appMany[i % MANY]!);
+    statements.push(...(await statementsOf(`rush over ${MANY} offers`)));
     const sqlN = await bare((i) => sqlMany[i % MANY]!, PLACES_MANY);
     await pool.end();
 
@@ -199,7 +207,7 @@ async function main() {
     reportResult({
       scenario: 'rush',
       title: 'Opening rush (issue 10.1)',
-      inputs: { families: FAMILIES, inFlight: IN_FLIGHT, places: PLACES, offersMany: MANY, placesMany: PLACES_MANY, quick, loadAverage: load },
+      inputs: { families: FAMILIES, notify: NOTIFY, inFlight: IN_FLIGHT, places: PLACES, offersMany: MANY, placesMany: PLACES_MANY, quick, loadAverage: load },
       rows,
       notes: statements,
     });

@@ -108,4 +108,19 @@ describe('every path that e-mails a family delivers within seconds of the answer
     const m = await within('allocate then commit (notify)', 'los@family.example', () => t.post(`/editions/${edition.uuid}/commit`, { notify: true }));
     expect(m.subject).toMatch(/Platzvergabe/);
   });
+
+  it('a burst of applications with notify (their send jobs folded per tenant, issue 25): every mail within seconds of the last answer', async () => {
+    const e = await firstcome(t);
+    const offers = await Promise.all([0, 1].map(() => createOffer(t, { edition: e.uuid, maxParticipants: 10 })));
+    const children = await Promise.all(Array.from({ length: 30 }, (_, i) => createParticipant(t, { email: `burst${i}@family.example` })));
+    const started = Date.now();
+    const answers = await Promise.all(children.map((c, i) => t.post('/attendances', { offer: offers[i % 2]!.uuid, participant: c.uuid, notify: true })));
+    expect(answers.map((r) => r.status)).toEqual(children.map(() => 201));
+    const answered = Date.now();
+    const mails = await smtp.waitFor(30, (m) => m.to.some((x) => x.startsWith('burst')), 10_000);
+    const last = Math.max(...mails.map((m) => m.at));
+    console.log(`[burst] 30 applications with notify answered in ${answered - started} ms; the last mail ${last - answered} ms after the last answer`);
+    expect(last - answered).toBeLessThan(5_000);
+    expect(new Set(mails.map((m) => m.messageId)).size).toBe(30);
+  });
 });

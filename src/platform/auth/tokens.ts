@@ -62,14 +62,63 @@ export function splitToken(token: string): { uuid: string; secret: string } | nu
   return { uuid, secret: token.slice(TOKEN_PREFIX.length + 22) };
 }
 
+/**
+ * Issue 25: every request with a token asked PostgreSQL for it (a statement per request, the same again and again
+ * under a rush). A token found valid is kept per process for at most `TOKEN_CACHE_MS`: a revocation, or an expiry
+ * written later, reaches every other process within that second; this process forgets a token it revokes at once
+ * (`revokeToken`). The key is the tenant's schema and a SHA-256 of the whole token, never the token; unknown, wrong
+ * and revoked tokens are never kept (each asks the database). The expiry is compared on every use, so a token
+ * expiring within the second is refused on time. Bounded (the oldest entries go first); concurrent first uses of
+ * one token wait for one look-up.
+ */
+export const TOKEN_CACHE_MS = 1000;
+const TOKEN_CACHE_MAX = 2000;
+type CachedToken = { actor: Actor; uuid: string; schema: string; expiresAt: number | null; until: number };
+const tokenCache = new Map<string, CachedToken>();
+type FoundToken = Omit<CachedToken, 'until'>;
+const tokenLookups = new Map<string, Promise<FoundToken | null>>();
+
+function tokenCacheKey(schema: string, token: string): string {
+  return `${schema}\u0000${createHash('sha256').update(token).digest('base64url')}`;
+}
+
+/** Forgets this process's cached tokens with this id (a revocation here answers 401 at once). */
+function forgetToken(schema: string, uuid: string): void {
+  for (const [key, entry] of tokenCache) if (entry.uuid === uuid && entry.schema === schema) tokenCache.delete(key);
+}
+
 /** The actor behind a bearer token on this tenant, or null for unknown, revoked, expired or foreign tokens. */
 export async function verifyToken(db: Executor, schema: string, token: string, now = new Date()): Promise<Actor | null> {
+  const key = tokenCacheKey(schema, token);
+  const hit = tokenCache.get(key);
+  if (hit && hit.until > Date.now()) return hit.expiresAt !== null && hit.expiresAt <= now.getTime() ? null : hit.actor;
+  let lookup = tokenLookups.get(key);
+  if (!lookup) {
+    const started = Date.now();
+    const running = lookUpToken(db, schema, token, now).finally(() => tokenLookups.delete(key));
+    tokenLookups.set(key, running);
+    lookup = running;
+    void running.then((found) => {
+      tokenCache.delete(key);
+      if (!found) return;
+      tokenCache.set(key, { ...found, until: started + TOKEN_CACHE_MS });
+      if (tokenCache.size > TOKEN_CACHE_MAX) tokenCache.delete(tokenCache.keys().next().value!);
+    }, () => {});
+  }
+  const found = await lookup;
+  if (!found) return null;
+  return found.expiresAt !== null && found.expiresAt <= now.getTime() ? null : found.actor;
+}
+
+/** The look-up itself: the token's row, its secret compared in constant time; null when it is not valid now. */
+async function lookUpToken(db: Executor, schema: string, token: string, now: Date): Promise<FoundToken | null> {
   const parts = splitToken(token);
   if (!parts) return null;
   // Every request with a token runs this: a named statement (platform/db/prepared.ts), so it stays a raw template.
-  const res = await prepared(sql<Pick<Selectable<TenantDB['api_tokens']>, 'uuid' | 'name' | 'organiser_ids' | 'secret_hash' | 'revoked_at' | 'rate_per_minute'> & TokenRow & { expired: boolean; use_unrecorded: boolean }>`
+  const res = await prepared(sql<Pick<Selectable<TenantDB['api_tokens']>, 'uuid' | 'name' | 'organiser_ids' | 'secret_hash' | 'revoked_at' | 'rate_per_minute'> & TokenRow & { expired: boolean; expires_ms: number | null; use_unrecorded: boolean }>`
      select uuid, name, role, access, owner_kind, organiser_ids, secret_hash, revoked_at, rate_per_minute,
        (expires_at is not null and expires_at <= ${now}::timestamptz) as expired,
+       (extract(epoch from expires_at) * 1000)::float8 as expires_ms,
        (last_used_at is null or last_used_at < date_trunc('hour', ${now}::timestamptz)) as use_unrecorded
      from ${tablesOf(schema)('api_tokens')} where uuid = ${parts.uuid}`).execute(db);
   const row = res.rows[0];
@@ -82,15 +131,16 @@ export async function verifyToken(db: Executor, schema: string, token: string, n
   // Compared in SQL: timestamptz comes back as PostgreSQL text (`…+00`), which `new Date` cannot read.
   if (row.expired) return null;
   if (row.use_unrecorded) recordUse(db, schema, row.uuid, now);
-  return {
+  const actor: Actor = Object.freeze({
     tokenId: row.uuid,
     name: row.name,
     role: row.role,
     access: row.access,
     ownerKind: row.owner_kind,
-    organiserIds: parsePgArray(row.organiser_ids),
+    organiserIds: Object.freeze(parsePgArray(row.organiser_ids)) as string[],
     ratePerMinute: row.rate_per_minute,
-  };
+  });
+  return { actor, uuid: row.uuid, schema, expiresAt: row.expires_ms === null ? null : Number(row.expires_ms) };
 }
 
 /**
@@ -164,9 +214,12 @@ export async function listTokens(db: Executor, schema: string): Promise<TokenRec
 }
 
 export async function revokeToken(db: Executor, schema: string, uuid: string): Promise<boolean> {
+  forgetToken(schema, uuid);
   const res = await inSchema(db, schema).updateTable('api_tokens')
     .set({ revoked_at: sql`coalesce(revoked_at, now())` })
     .where('uuid', '=', uuid).executeTakeFirst();
+  // Again after the write: a look-up that ran meanwhile may have cached it as it was.
+  forgetToken(schema, uuid);
   return Number(res.numUpdatedRows) > 0;
 }
 

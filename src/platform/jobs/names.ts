@@ -39,6 +39,13 @@ export type SendJobOptions = {
   singletonKey?: string;
   /** Not before this time (a retry after a backoff). */
   startAfter?: Date;
+  /**
+   * Issue 25: a wake-up for work already committed (no `db`), such as the send job after an application's one
+   * statement. A job of the same queue and singleton key written up to this many ms later may stand for this
+   * one: the process writes at most one such job per queue and key in that time, always one after the last
+   * send it was asked for (src/platform/jobs/coalescing.ts). Mail and webhooks leave that much later at most.
+   */
+  coalesceMs?: number;
 };
 
 export interface JobSender {

@@ -10,6 +10,7 @@ import type { Logger } from '../logging/logger.js';
 import { isDatabaseUnavailable } from '../http/availability.js';
 import { loadTenants } from '../tenancy/registry.js';
 import { QUEUES, type JobSender, type QueueName, type SendJobOptions, type TenantJobData } from './names.js';
+import { coalescingSender } from './coalescing.js';
 import { readConfig } from '../config.js';
 
 // D9: background work runs on pg-boss, one instance (schema `pgboss`) for all tenants, the tenant's slug in
@@ -167,7 +168,15 @@ export async function startJobSender(orm: Orm, log: Logger): Promise<{ sender: J
   const boss = new PgBoss(bossOptions(orm, { max: 2, supervise: false, schedule: false }));
   boss.on('error', bossErrorHandler(log));
   await startBoss(boss, log);
-  return { sender: pgBossSender(boss), boss, stop: () => boss.stop({ graceful: false, timeout: 5_000 } as never) };
+  const sender = coalescingSender(pgBossSender(boss), log);
+  return {
+    sender,
+    boss,
+    stop: async () => {
+      await sender.flush();
+      await boss.stop({ graceful: false, timeout: 5_000 } as never);
+    },
+  };
 }
 
 /** What became of a tenant job: run, dropped (its tenant is gone), or postponed (its tenant is suspended). */

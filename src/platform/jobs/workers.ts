@@ -14,6 +14,7 @@ import type { Executor } from '../db/sql.js';
 import { placesOf } from '../db/bulkhead.js';
 import { tenantPoolShare } from '../db/pool-guard.js';
 import type { Tenant } from '../tenancy/tenant.js';
+import { coalescingSender } from './coalescing.js';
 
 // D9: one pg-boss instance (its own schema) for all tenants, the tenant in each job's data. Queue names and
 // options, the sender and the tenant-job runner are in queue.ts.
@@ -82,7 +83,7 @@ export async function startWorkers(orm: Orm, config: Config, log: Logger, opts: 
   boss.on('error', bossErrorHandler(log, () => stopping));
   await startBoss(boss, log);
   await retireOldQueues(boss);
-  const sender = pgBossSender(boss);
+  const sender = coalescingSender(pgBossSender(boss), log);
 
   const mailer = createMailer({ smtpUrl: config.smtpUrl, dataDir: config.dataDir, maxConnections: opts.mail?.concurrency ?? 8 });
   const db = executorOf(orm);
@@ -116,6 +117,7 @@ export async function startWorkers(orm: Orm, config: Config, log: Logger, opts: 
       process.off('SIGTERM', markStopping);
       process.off('SIGINT', markStopping);
       process.off('SIGHUP', markStopping);
+      await sender.flush();
       await boss.stop({ graceful: true, timeout: 10_000 } as never);
       mailer.close();
     },

@@ -11,11 +11,12 @@ import type { Mailer } from './mailer.js';
 // so a worker sends it within seconds. Sending never holds a transaction open across SMTP:
 //   claim  — a short statement leases due rows (`lease_until`) and counts the attempt;
 //   send   — over SMTP, several in flight, each with the row's stable Message-ID;
-//   settle — a short statement per row: sent, or the next attempt after a backoff (src/domain/mail-retry.ts),
-//            or given up (`failed_at`, logged at error level, listed by `cli mail list --failed`).
-// A worker killed between the SMTP server's acceptance and `settle` leaves the row leased; when the lease runs
-// out the row is sent again with the same Message-ID, the only duplicate a crash can cause (bounded by the
-// mails in flight).
+//   settle — each row sent, or its next attempt after a backoff (src/domain/mail-retry.ts), or given up
+//            (`failed_at`, logged at error level, listed by `cli mail list --failed`).
+// Issue 25: a claimed batch is settled together, in the statement that claims the next batch (one statement per
+// batch, not one per mail). A worker killed between the SMTP server's acceptance and `settle` leaves the rows
+// leased; when the lease runs out they are sent again with the same Message-ID, the only duplicates a crash can
+// cause (bounded by the batch claimed).
 
 /** `payload.secret: true`: the body holds a secret (a single-use link) and is replaced once the mail was sent. */
 export type QueuedMail = { kind: string; recipient: string; subject: string; body: string; payload?: Record<string, unknown> };
@@ -44,11 +45,22 @@ export async function queueMails(ctx: MailContext, db: Executor, mails: QueuedMa
 }
 
 /**
- * Enqueues the tenant's send job in the caller's transaction, for outbox rows it wrote itself (the create
- * statement of an application writes its row together with the application).
+ * Enqueues the tenant's send job in the caller's transaction, for outbox rows it wrote itself.
  */
 export async function wakeMailSender(ctx: MailContext, db: Executor): Promise<void> {
   await ctx.jobs?.send(QUEUES.mailSend, { tenant: ctx.tenant.slug }, { db, singletonKey: ctx.tenant.slug });
+}
+
+/** How much later a wake-up for committed work may come (issue 25; SendJobOptions.coalesceMs). */
+export const WAKE_COALESCE_MS = 300;
+
+/**
+ * Wakes the tenant's mail sender for outbox rows already committed (the create statement of an application
+ * writes its row together with the application): one job per tenant and `WAKE_COALESCE_MS` however many
+ * applications (issue 25), written by the job queue's own connection.
+ */
+export async function wakeMailSenderAfterCommit(ctx: MailContext): Promise<void> {
+  await ctx.jobs?.send(QUEUES.mailSend, { tenant: ctx.tenant.slug }, { singletonKey: ctx.tenant.slug, coalesceMs: WAKE_COALESCE_MS });
 }
 
 export type DispatchOptions = {
@@ -76,39 +88,41 @@ export type DispatchResult = {
 
 type Claimed = { uuid: string; recipient: string; subject: string; body: string; attempts: number };
 
-/** Leases up to `limit` due rows to this worker and counts the attempt; rows in `tried` are left for later. */
-async function claimDue(db: Executor, schema: string, limit: number, leaseSeconds: number, tried: string[]): Promise<Claimed[]> {
-  const tx = inSchema(db, schema);
-  return tx.updateTable('outbox as o')
-    .set((eb) => ({ lease_until: sql`now() + make_interval(secs => ${leaseSeconds})`, attempts: eb('o.attempts', '+', 1) }))
-    .where('o.uuid', 'in', tx.selectFrom('outbox').select('uuid')
-      .where('sent_at', 'is', null).where('failed_at', 'is', null).where('next_attempt_at', '<=', sql<string>`now()`)
-      .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<', sql<string>`now()`)]))
-      .where(sql<boolean>`uuid <> all(${tried}::uuid[])`)
-      .orderBy('next_attempt_at').orderBy('created_at').limit(limit)
-      .forUpdate().skipLocked())
-    .returning(['o.uuid', 'o.recipient', 'o.subject', 'o.body', 'o.attempts'])
-    .execute();
-}
+/** A claimed batch's outcomes, written by the statement that claims the next batch. */
+type Settlement = { sent: string[]; failed: { uuid: string; error: string; giveUp: boolean; delaySeconds: number }[] };
 
 /** The body a sent mail keeps when its payload says `secret: true` (issue 21: a single-use link, stored only as a hash). */
 export const SCRUBBED_BODY = '(Nach dem Versand entfernt: die Nachricht enthielt einen Einmal-Link.)';
 
-async function markSent(db: Executor, schema: string, uuid: string): Promise<void> {
-  await inSchema(db, schema).updateTable('outbox')
-    .set({ sent_at: sql`now()`, lease_until: null, last_error: null, body: sql`case when payload->>'secret' = 'true' then ${SCRUBBED_BODY} else body end` })
-    .where('uuid', '=', uuid).execute();
-}
-
-async function markFailed(db: Executor, schema: string, row: Claimed, error: string, policy: RetryPolicy): Promise<boolean> {
-  const next = afterFailure(row.attempts, policy);
-  const outbox = inSchema(db, schema).updateTable('outbox').where('uuid', '=', row.uuid);
-  if (next.giveUp) {
-    await outbox.set({ failed_at: sql`now()`, lease_until: null, last_error: error }).execute();
-    return true;
-  }
-  await outbox.set({ lease_until: null, last_error: error, next_attempt_at: sql`now() + make_interval(secs => ${next.delayMs / 1000})` }).execute();
-  return false;
+/**
+ * One statement: settles the last batch (sent; or its next attempt, or given up) and leases up to `limit` due rows
+ * to this worker, counting the attempt; rows in `tried` (every row this dispatch claimed, so also the ones settled
+ * here) are left for later. Raw: two data-modifying CTEs and the claim in one round trip.
+ */
+async function settleAndClaim(db: Executor, schema: string, settle: Settlement, limit: number, leaseSeconds: number, tried: string[]): Promise<Claimed[]> {
+  const outbox = tablesOf(schema)('outbox');
+  const f = settle.failed;
+  const res = await sql<Claimed>`
+    with sent as (
+      update ${outbox} set sent_at = now(), lease_until = null, last_error = null,
+        body = case when payload->>'secret' = 'true' then ${SCRUBBED_BODY} else body end
+      where uuid = any(${settle.sent}::uuid[])
+    ), failed as (
+      update ${outbox} o set lease_until = null, last_error = f.error,
+        failed_at = case when f.give_up then now() else o.failed_at end,
+        next_attempt_at = case when f.give_up then o.next_attempt_at else now() + make_interval(secs => f.delay) end
+      from unnest(${f.map((x) => x.uuid)}::uuid[], ${f.map((x) => x.error)}::text[], ${f.map((x) => x.giveUp)}::boolean[],
+        ${f.map((x) => x.delaySeconds)}::float8[]) as f(uuid, error, give_up, delay)
+      where o.uuid = f.uuid
+    )
+    update ${outbox} o set lease_until = now() + make_interval(secs => ${leaseSeconds}), attempts = o.attempts + 1
+    where o.uuid in (select uuid from ${outbox}
+      where sent_at is null and failed_at is null and next_attempt_at <= now() and (lease_until is null or lease_until < now())
+        and uuid <> all(${tried}::uuid[])
+      order by next_attempt_at, created_at limit ${limit}
+      for update skip locked)
+    returning o.uuid, o.recipient, o.subject, o.body, o.attempts`.execute(db);
+  return res.rows;
 }
 
 /** The error text kept on the row and logged: the SMTP reply or the network error, addresses scrubbed. */
@@ -122,8 +136,8 @@ function senderOf(tenant: Tenant): string {
 }
 
 /**
- * Sends the tenant's due mails: claims them in batches and sends `concurrency` at a time, each settled in its
- * own short statement. Returns the counts and when the next waiting mail is due.
+ * Sends the tenant's due mails: claims them in batches and sends `concurrency` at a time; a batch is settled by the
+ * statement that claims the next one. Returns the counts and when the next waiting mail is due.
  */
 export async function dispatchOutbox(db: Executor, tenant: Tenant, mailer: Mailer, opts: DispatchOptions = {}): Promise<DispatchResult> {
   const concurrency = opts.concurrency ?? 8;
@@ -137,24 +151,30 @@ export async function dispatchOutbox(db: Executor, tenant: Tenant, mailer: Maile
 
   // One dispatch tries a mail at most once: a failure waits for its backoff, never a tight loop.
   const tried: string[] = [];
-  while (Date.now() < deadline) {
-    const rows = await claimDue(db, tenant.schema, batch, leaseSeconds, tried);
+  let settle: Settlement = { sent: [], failed: [] };
+  for (;;) {
+    const claiming = Date.now() < deadline;
+    if (!claiming && settle.sent.length === 0 && settle.failed.length === 0) break;
+    const rows = await settleAndClaim(db, tenant.schema, settle, claiming ? batch : 0, leaseSeconds, tried);
+    settle = { sent: [], failed: [] };
     if (rows.length === 0) break;
     tried.push(...rows.map((r) => r.uuid));
+    const outcome = settle;
     let next = 0;
     const lane = async () => {
       for (let row = rows[next++]; row; row = rows[next++]) {
         try {
           await mailer.send({ id: row.uuid, tenant: tenant.slug, from, to: row.recipient, subject: row.subject, text: row.body });
         } catch (err) {
-          const gaveUp = await markFailed(db, tenant.schema, row, errorText(err), policy);
-          if (gaveUp) {
+          const after = afterFailure(row.attempts, policy);
+          outcome.failed.push({ uuid: row.uuid, error: errorText(err), giveUp: after.giveUp, delaySeconds: after.giveUp ? 0 : after.delayMs / 1000 });
+          if (after.giveUp) {
             result.gaveUp++;
             opts.log?.error({ tenant: tenant.slug, mail: row.uuid, attempts: row.attempts, error: errorText(err) }, 'mail given up after its last attempt');
           } else result.failed++;
           continue;
         }
-        await markSent(db, tenant.schema, row.uuid);
+        outcome.sent.push(row.uuid);
         result.sent++;
       }
     };

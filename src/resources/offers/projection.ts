@@ -8,7 +8,6 @@ import { omitNulls } from '../../platform/http/response.js';
 import { offerReaderRole, ownsOffer } from '../../engines/access/index.js';
 import type { ApplicationQuestion } from './entity.js';
 import type { OfferOut } from './schema.js';
-import { LIST_TOTAL } from '../../platform/http/paging.js';
 
 // The offer as the API writes it (spec 2.3, 4.2; D5, D10): one SQL projection per page, every reference and
 // count joined in and every timestamp formatted by PostgreSQL (apiTimestampSql), and `toOut` for the rules
@@ -54,9 +53,22 @@ export function projection(ctx: ServiceContext, viewer: Viewer, where: RawBuilde
         from ${t('offers')} v where v.variant_base_uuid = o.uuid), '[]'::json)) as variants,
       coalesce((select json_object_agg(ac.status, ac.n) from (select a.status, count(*)::int as n
         from ${t('attendances')} a where a.offer_uuid = o.uuid group by a.status) ac), '{}'::json) as counts`;
-  // `listTotal`: how many offers the conditions match, for the paging headers (issue 24).
+  // `listTotal`: how many offers the conditions match, for the paging headers (issue 24). Issue 25: the page is
+  // chosen first (its uuids in order, and the count), and only its rows are written out, as the public page does
+  // (public-page.ts): the count over all matching offers kept PostgreSQL from leaving the subqueries of the
+  // fields until after the limit, so a token's page built every matching offer's fields. The page's size and
+  // offset are literals, so the default page is a statement without parameters (planned once per connection).
   return sql<Row & { listTotal: number }>`
-    select o.uuid, ${LIST_TOTAL}, o.name, o.alias, o.places, o.publish, o.teaser, o.description, o.fee,
+    with page as (
+      select o.uuid as id, row_number() over (order by ${orderBy}) as n, count(*) over ()::int as total
+      from ${t('offers')} o
+      join ${t('editions')} e on e.uuid = o.edition_uuid
+      left join lateral (select min(d."begin") as first_begin from ${t('offer_dates')} d where d.offer_uuid = o.uuid) fd on true
+      where ${where}
+      order by ${orderBy}
+      limit ${sql.lit(limit)} offset ${sql.lit(offset)}
+    )
+    select o.uuid, p.total as "listTotal", o.name, o.alias, o.places, o.publish, o.teaser, o.description, o.fee,
       o.min_age as "minAge", o.max_age as "maxAge", o.min_participants as "minParticipants",
       o.max_participants as "maxParticipants", o.requires_application as "requiresApplication",
       o.online_application as "onlineApplication", ${apiTimestampSql('o.application_deadline')} as "applicationDeadline",
@@ -73,12 +85,11 @@ export function projection(ctx: ServiceContext, viewer: Viewer, where: RawBuilde
           order by d.position, d."begin")
         from ${t('offer_dates')} d where d.offer_uuid = o.uuid), '[]'::json)) as dates,
       ${tokenOnly}
-    from ${t('offers')} o
+    from page p
+    join ${t('offers')} o on o.uuid = p.id
     join ${t('editions')} e on e.uuid = o.edition_uuid
     left join lateral (select min(d."begin") as first_begin from ${t('offer_dates')} d where d.offer_uuid = o.uuid) fd on true
-    where ${where}
-    order by ${orderBy}
-    limit ${limit} offset ${offset}`;
+    order by p.n`;
 }
 
 function offerUrl(ctx: ServiceContext, alias: string): string | undefined {

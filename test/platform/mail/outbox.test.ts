@@ -136,6 +136,43 @@ describe('outbox', () => {
     mailer.close();
   });
 
+  it('claims and settles in batches: one statement per batch of mails, not one per mail (issue 25)', async () => {
+    const u = await h.tenant();
+    let statements = 0;
+    const counted = db().withPlugin({ transformQuery: (args) => (statements++, args.node), transformResult: async (args) => args.result });
+    await db().transaction().execute(async (tx) => {
+      for (let i = 0; i < 40; i++) await queueMail({ tenant: u.tenant }, tx, mail(`grouped-settle${i}@family.example`));
+    });
+    const mailer = createMailer({ smtpUrl: smtp.url, dataDir: '.data/test-mail' });
+    const sent = await dispatchOutbox(counted, u.tenant, mailer, { concurrency: 8, retry: fastRetry });
+    expect(sent).toMatchObject({ sent: 40, failed: 0, gaveUp: 0, nextDueAt: null });
+    // Three batches of 16: claim, settle-and-claim twice, the last settle (its claim finds nothing), the next due.
+    expect(statements).toBe(5);
+    const rows = await sql<{ n: number }>`select count(*)::int as n from ${qualified(u.tenant.schema, 'outbox')}
+      where sent_at is not null and lease_until is null and attempts = 1`.execute(db());
+    expect(rows.rows[0]!.n).toBe(40);
+
+    // Refused ones are settled in the same statements: their next attempt after the backoff, the lease given back.
+    await db().transaction().execute(async (tx) => {
+      for (let i = 0; i < 20; i++) await queueMail({ tenant: u.tenant }, tx, mail(`grouped-refused${i}@family.example`));
+    });
+    smtp.refuse = true;
+    statements = 0;
+    try {
+      expect(await dispatchOutbox(counted, u.tenant, mailer, { concurrency: 8, retry: fastRetry })).toMatchObject({ sent: 0, failed: 20, gaveUp: 0 });
+    } finally {
+      smtp.refuse = false;
+    }
+    expect(statements).toBe(4);
+    const waiting = await sql<{ n: number }>`select count(*)::int as n from ${qualified(u.tenant.schema, 'outbox')}
+      where sent_at is null and failed_at is null and lease_until is null and attempts = 1 and last_error is not null and next_attempt_at > now()`.execute(db());
+    expect(waiting.rows[0]!.n).toBe(20);
+    await new Promise((r) => setTimeout(r, 1_300));
+    expect(await dispatchOutbox(db(), u.tenant, mailer, { retry: fastRetry })).toMatchObject({ sent: 20, failed: 0 });
+    mailer.close();
+    expect(new Set(smtp.received.filter((m) => m.to.some((a) => a.startsWith('grouped-'))).map((m) => m.messageId)).size).toBe(60);
+  });
+
   it("a row claimed by a worker that died is sent again when the worker's lease runs out, with the same Message-ID", async () => {
     await queueMail({ tenant: t.tenant }, db(), mail('lease@family.example'));
     // The dead worker's claim: leased, attempt counted, never settled.

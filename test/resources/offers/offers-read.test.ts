@@ -243,7 +243,9 @@ describe('GET /offers sorting', () => {
 describe('query count', () => {
   // We count the statements the app sends through `pg` (the driver under MikroORM and kysely) by wrapping
   // `pg.Client.prototype.query` in this process, where the harness's server runs. Requests for a page of
-  // 10 and of 200 offers must send the same number of statements (token check, tenant look-up, the page).
+  // 10 and of 200 offers must send the same number of statements (tenant look-up, the page). The token check is
+  // left out: a token is looked up at most once a second per process (issue 25), so whether a request asks
+  // depends on the one before it, not on the page's size.
   it('a 200-offer page takes the same number of SQL round trips as a 10-offer page', async () => {
     const u = await h.tenant();
     const e = await edition(u);
@@ -263,12 +265,15 @@ describe('query count', () => {
       from ${sql.table(`${schema}.offers`)}`.execute(db);
     expect(hosts).toHaveLength(2);
 
-    const queries = spyOnQueries();
+    let tokenLookups = 0;
+    const textOf = (q: unknown) => (typeof q === 'string' ? q : (q as { text?: string } | null)?.text ?? '');
+    const queries = spyOnQueries((q) => void (textOf(q).includes('secret_hash') && tokenLookups++));
     const measure = async (path: `/offers?${string}`, token?: string | null) => {
       queries.count = 0;
+      tokenLookups = 0;
       const res = await u.get(path, token === undefined ? {} : { token });
       expect(res.status).toBe(200);
-      return { n: queries.count, len: res.body.length, body: res.body };
+      return { n: queries.count - tokenLookups, len: res.body.length, body: res.body };
     };
     try {
       for (const [token, query] of [[undefined, ''], [null, ''], [undefined, '&from=2020-01-01&until=2100-01-01']] as const) {
