@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, inject, it } from 'vitest';
-import { useHarness } from '../harness/harness.js';
+import { useHarness, type Schema } from '../harness/harness.js';
 import { runCliLines } from '../harness/processes.js';
 import { apply, createAccount, createParticipant, offerEndedWeeksAgo, participantRow } from '../resources/retention/helpers.js';
 
@@ -8,9 +8,9 @@ import { apply, createAccount, createParticipant, offerEndedWeeksAgo, participan
 const cli = (args: string[]) => runCliLines(args, { DATABASE_URL: inject('databaseUrl'), LOG_LEVEL: 'info' });
 
 const SLOW = 120_000;
-let due: any;
-let family: any;
-let living: any;
+let due: Schema<'Participant'>;
+let family: Schema<'Account'>;
+let living: Schema<'Participant'>;
 
 const { h, t } = useHarness();
 beforeAll(async () => {

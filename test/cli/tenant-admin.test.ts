@@ -8,7 +8,7 @@ import { executorOf } from '../../src/platform/db/orm.js';
 import { qualified, sql } from '../../src/platform/db/sql.js';
 import { queueMail } from '../../src/platform/mail/outbox.js';
 import { loadTenants } from '../../src/platform/tenancy/registry.js';
-import { expectProblem, slugOf, useHarness } from '../harness/harness.js';
+import { expectProblem, slugOf, useHarness, at, asList } from '../harness/harness.js';
 import * as offers from '../factories/offer.factory.js';
 import * as organisers from '../factories/organiser.factory.js';
 import * as webhooks from '../factories/webhook.factory.js';
@@ -74,7 +74,7 @@ describe('seeing a municipality', () => {
     const [list, json] = await Promise.all([cli(['tenant', 'list']), cli(['tenant', 'list', '--json'])]);
     expect(list.lines).toContain(line);
     for (const l of list.lines) expect(l.split('\t')).toHaveLength(3);
-    const mine = JSON.parse(json.stdout).find((x: any) => x.slug === slug);
+    const mine = asList(JSON.parse(json.stdout)).find((x) => at(x, 'slug') === slug);
     expect(mine).toEqual({
       slug, name: 'Stadt Nord', schema: `t_${slug.replace(/-/g, '_')}`, suspended: null,
       hosts: [
@@ -133,7 +133,7 @@ describe('suspending a municipality and its hosts', () => {
     expect(p.detail).toContain('"Ferienpass Westheim" is suspended by its provider: Umzug auf einen neuen Server.');
     const [show, list] = await Promise.all([cli(['tenant', 'show', t.slug]), cli(['tenant', 'list', '--json'])]);
     expect(show.stdout).toMatch(/^state +suspended since \d{4}-.+: Umzug auf einen neuen Server$/m);
-    expect(JSON.parse(list.stdout).find((x: any) => x.slug === t.slug).suspended).toMatchObject({ reason: 'Umzug auf einen neuen Server' });
+    expect(at(asList(JSON.parse(list.stdout)).find((x) => at(x, 'slug') === t.slug), 'suspended')).toMatchObject({ reason: 'Umzug auf einen neuen Server' });
     expect((await cli(['tenant', 'resume', t.slug])).code).toBe(0);
     expect((await t.get('/categories')).status).toBe(200);
     const twice = await cli(['tenant', 'resume', t.slug]);
@@ -226,7 +226,7 @@ describe('tokens', () => {
     const [after, json] = await Promise.all([cli(['token', 'list', t.slug]), cli(['token', 'list', t.slug, '--json'])]);
     const used = after.lines.map((l) => l.split('\t')).find((r) => r[1] === 'Vereinsportal')!;
     expect(used[8]).toMatch(/^\d{4}-\d\d-\d\dT\d\d:00:00\+0[12]:00$/);
-    const entry = JSON.parse(json.stdout).find((x: any) => x.name === 'Vereinsportal');
+    const entry = asList(JSON.parse(json.stdout)).find((x) => at(x, 'name') === 'Vereinsportal');
     expect(entry).toMatchObject({
       role: 'organiser', access: 'read-write', ownerKind: 'person', revokedAt: null, expiresAt: null, lastUsedAt: used[8],
       organisers: [{ uuid: organiser.uuid, name: organiser.name, alias: 'tsv-sued' }],

@@ -1,4 +1,5 @@
 import { Ajv2020 } from 'ajv/dist/2020.js';
+import type { AnySchema } from 'ajv';
 import formats from 'ajv-formats';
 import { execFile } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -9,12 +10,12 @@ import { walkSeason } from '../../clients/typescript/example/season.js';
 import { applyAsFamily } from '../../clients/typescript/example/family.js';
 import { executorOf } from '../../src/platform/db/orm.js';
 import { qualified, sql } from '../../src/platform/db/sql.js';
-import { useHarness } from '../harness/harness.js';
+import { useHarness, at, maybe, asRecord } from '../harness/harness.js';
 
 // Issue 12: the generated client (clients/typescript: openapi-typescript types, openapi-fetch) walks a whole
 // season against a running service, and every answer it gets matches the OpenAPI document: status listed
 // for the operation, body valid against its schema, problem+json for errors.
-let doc: any;
+let doc: Record<string, unknown>;
 
 type Seen = { method: string; path: string; status: number; contentType: string; body: unknown };
 const seen: Seen[] = [];
@@ -48,7 +49,7 @@ function hostFetch(port: number) {
 
 const { h, t } = useHarness({ tenant: { name: 'Ferienprogramm Clientstadt' } });
 beforeAll(async () => {
-  doc = (await t.get('/openapi.json', { token: null })).body;
+  doc = asRecord((await t.get('/openapi.json', { token: null })).body);
 });
 
 describe('the TypeScript client (openapi-typescript + openapi-fetch)', () => {
@@ -100,18 +101,18 @@ describe('the TypeScript client (openapi-typescript + openapi-fetch)', () => {
     const addFormats = ((formats as unknown as { default?: typeof formats }).default ?? formats) as unknown as (a: Ajv2020) => void;
     addFormats(ajv);
     ajv.addSchema({ $id: 'doc', components: doc.components });
-    const templates = Object.keys(doc.paths).map((p) => ({ p, re: new RegExp(`^${base}${p.replace(/\{[^}]+\}/g, '[^/]+')}$`) }));
+    const templates = Object.keys(asRecord(doc.paths)).map((p) => ({ p, re: new RegExp(`^${base}${p.replace(/\{[^}]+\}/g, '[^/]+')}$`) }));
     expect(seen.length).toBeGreaterThan(20);
     for (const r of seen) {
       const template = templates.filter((x) => x.re.test(r.path)).sort((a, b) => b.p.split('{').length - a.p.split('{').length).at(-1);
       const what = `${r.method.toUpperCase()} ${r.path} ${r.status}`;
       expect(template, what).toBeDefined();
-      const response = doc.paths[template!.p][r.method]?.responses?.[String(r.status)];
+      const response = maybe(at(doc, 'paths', template!.p, r.method), 'responses', String(r.status));
       expect(response, `${what}: status not in the document`).toBeDefined();
       if (r.status === 204) continue;
-      const [mediaType, media] = Object.entries<any>(response.content)[0];
+      const [mediaType, media] = Object.entries(asRecord(at(response, 'content')))[0];
       expect(r.contentType.split(';')[0], what).toBe(mediaType);
-      const schema = JSON.parse(JSON.stringify(media.schema).replaceAll('"#/components/', '"doc#/components/'));
+      const schema: AnySchema = JSON.parse(JSON.stringify(at(media, 'schema')).replaceAll('"#/components/', '"doc#/components/'));
       const valid = ajv.validate(schema, r.body);
       expect(valid, `${what}: ${ajv.errorsText(ajv.errors)}`).toBe(true);
     }

@@ -38,7 +38,7 @@ describe('infra/k8s', () => {
     for (const w of [api, worker, job]) {
       const spec = w.spec.template.spec;
       expect(spec.securityContext.runAsNonRoot).toBe(true);
-      const refs = spec.containers[0].envFrom.map((e: any) => e.configMapRef?.name ?? e.secretRef?.name);
+      const refs = spec.containers[0].envFrom.map((e: { configMapRef?: { name: string }; secretRef?: { name: string } }) => e.configMapRef?.name ?? e.secretRef?.name);
       expect(refs).toEqual([config.metadata.name, secret.metadata.name]);
       expect(spec.containers[0].securityContext.allowPrivilegeEscalation).toBe(false);
     }

@@ -5,7 +5,7 @@ import { create as createParticipant } from './participant.factory.js';
 
 // An application (spec 2.2, 4.3): a participant applying for an offer, both made through the API unless
 // `offer` / `participant` are passed (UUIDs). Without `status` the edition's procedure decides.
-export async function create(t: TestTenant, overrides: Overrides = {}): Promise<any> {
+export async function create(t: TestTenant, overrides: Overrides = {}) {
   const offer = overrides.offer ?? (await createOffer(t)).uuid;
   const participant = overrides.participant ?? (await createParticipant(t)).uuid;
   return createThroughApi(t, '/attendances', { offer, participant, ...overrides });

@@ -2,7 +2,7 @@ import type { TestTenant } from '../harness/harness.js';
 import { createThroughApi, unique, type Overrides } from './factory.js';
 
 // An edition (D4): a name; procedure, flags and tasks keep their defaults.
-export function create(t: TestTenant, overrides: Overrides = {}): Promise<any> {
+export function create(t: TestTenant, overrides: Overrides = {}) {
   return createThroughApi(t, '/editions', { name: `Ferienpass ${unique()}`, ...overrides });
 }
 

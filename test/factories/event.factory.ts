@@ -1,10 +1,10 @@
-import type { TestTenant } from '../harness/harness.js';
+import type { Schema, TestTenant } from '../harness/harness.js';
 import type { Overrides } from './factory.js';
 import { create as createOffer } from './offer.factory.js';
 
 // An event (issue 14) is never posted: a change makes it. This one publishes a new offer and returns the
 // `offer.published` event as the feed lists it, with its id also as `uuid` (what the isolation matrix looks for).
-export async function create(t: TestTenant, _overrides: Overrides = {}): Promise<any> {
+export async function create(t: TestTenant, _overrides: Overrides = {}): Promise<{ uuid: string }> {
   const offer = await createOffer(t);
   const published = await t.post(`/offers/${offer.uuid}/transition`, { transition: 'publish' });
   if (published.status !== 200) throw new Error(`factory: publish ${offer.uuid}: ${published.status} ${published.text.slice(0, 300)}`);
@@ -18,7 +18,7 @@ export async function create(t: TestTenant, _overrides: Overrides = {}): Promise
  */
 export const EVENT_WAIT_MS = 90_000;
 
-export async function waitForEvent(t: TestTenant, match: (e: any) => boolean, timeoutMs = EVENT_WAIT_MS): Promise<any> {
+export async function waitForEvent(t: TestTenant, match: (e: Schema<'Event'>) => boolean, timeoutMs = EVENT_WAIT_MS): Promise<Schema<'Event'>> {
   const until = Date.now() + timeoutMs;
   for (;;) {
     const found = (await readFeed(t)).find(match);
@@ -29,8 +29,8 @@ export async function waitForEvent(t: TestTenant, match: (e: any) => boolean, ti
 }
 
 /** Every event of the tenant's feed, page by page. */
-export async function readFeed(t: TestTenant, query = ''): Promise<any[]> {
-  const events: any[] = [];
+export async function readFeed(t: TestTenant, query = ''): Promise<Schema<'Event'>[]> {
+  const events: Schema<'Event'>[] = [];
   let after: string | undefined;
   for (;;) {
     const res = await t.get(`/events?itemsPerPage=200${query}${after ? `&after=${after}` : ''}`);

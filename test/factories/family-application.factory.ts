@@ -5,7 +5,7 @@ import { unique, type Overrides } from './factory.js';
 
 // A family's own application (D11): a published offer of a first-come edition, a website token, and one child
 // applying through POST /family-applications. Returns the first application made (`email_unconfirmed`).
-export async function create(t: TestTenant, overrides: Overrides = {}): Promise<any> {
+export async function create(t: TestTenant, overrides: Overrides = {}) {
   const edition = (await createEdition(t, { procedure: 'firstcome' })).uuid;
   const offer = await createOffer(t, { edition });
   const published = await t.post(`/offers/${offer.uuid}/transition`, { transition: 'publish' });

@@ -3,7 +3,7 @@ import { PNG } from '../fixtures/files.js';
 import type { Overrides } from './factory.js';
 
 // An answer file (spec 2.2 `files`, D11): a small PNG uploaded with the tenant's admin token (or `token`).
-export async function create(t: TestTenant, overrides: Overrides = {}): Promise<any> {
+export async function create(t: TestTenant, overrides: Overrides = {}) {
   const res = await t.request('POST', `/files?name=${encodeURIComponent(String(overrides.name ?? 'scan.png'))}`, {
     rawBody: (overrides.bytes as Buffer | undefined) ?? PNG,
     headers: { 'content-type': String(overrides.type ?? 'image/png') },

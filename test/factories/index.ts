@@ -15,7 +15,7 @@ import * as webhook from './webhook.factory.js';
 import * as file from './file.factory.js';
 import * as familyApplication from './family-application.factory.js';
 
-export type { FactoryModule, Overrides } from './factory.js';
+export type { FactoryModule, FactoryRecord, Overrides } from './factory.js';
 
 // The factory of every resource, by the first segment of its REST path. The tenant-isolation matrix looks
 // procedures up here: a new resource in the router fails that matrix until its factory is added.

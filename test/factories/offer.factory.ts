@@ -4,7 +4,7 @@ import { createThroughApi, unique, type Overrides } from './factory.js';
 
 // An offer (spec 2.3, D5): a draft in a new edition (unless `edition` is passed) with one date, a fee,
 // an age range and places.
-export async function create(t: TestTenant, overrides: Overrides = {}): Promise<any> {
+export async function create(t: TestTenant, overrides: Overrides = {}) {
   const edition = overrides.edition ?? (await createEdition(t)).uuid;
   return createThroughApi(t, '/offers', {
     name: `Angebot ${unique()}`,

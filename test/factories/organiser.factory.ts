@@ -2,7 +2,7 @@ import type { TestTenant } from '../harness/harness.js';
 import { createThroughApi, unique, type Overrides } from './factory.js';
 
 // An organiser (host, D6) with a few contact fields.
-export function create(t: TestTenant, overrides: Overrides = {}): Promise<any> {
+export function create(t: TestTenant, overrides: Overrides = {}) {
   const u = unique();
   return createThroughApi(t, '/organisers', {
     name: `Verein ${u}`,

@@ -2,7 +2,7 @@ import type { TestTenant } from '../harness/harness.js';
 import { createThroughApi, unique, type Overrides } from './factory.js';
 
 // A participant (child, D6) with a date of birth; no account unless `account` is passed.
-export function create(t: TestTenant, overrides: Overrides = {}): Promise<any> {
+export function create(t: TestTenant, overrides: Overrides = {}) {
   return createThroughApi(t, '/participants', {
     firstname: 'Kim',
     lastname: `Kind${unique()}`,

@@ -9,14 +9,14 @@ import { create as createParticipant } from './participant.factory.js';
 // fee 500, of a child of a family account, all made through the API unless `items` are passed.
 
 /** A confirmed, committed application with a fee (so `payable`), of a new family's child. */
-export async function dueApplication(t: TestTenant, opts: { fee?: number; account?: string | null; edition?: string; offer?: string } = {}): Promise<any> {
+export async function dueApplication(t: TestTenant, opts: { fee?: number; account?: string | null; edition?: string; offer?: string } = {}) {
   const offer = opts.offer ?? (await createOffer(t, { edition: opts.edition ?? (await createEdition(t, { procedure: 'firstcome' })).uuid, fee: opts.fee ?? 500, maxParticipants: null })).uuid;
   const account = opts.account === null ? null : opts.account ?? (await createAccount(t)).uuid;
   const participant = await createParticipant(t, account ? { account } : {});
   return createThroughApi(t, '/attendances', { offer, participant: participant.uuid, status: 'confirmed' });
 }
 
-export async function create(t: TestTenant, overrides: Overrides = {}): Promise<any> {
+export async function create(t: TestTenant, overrides: Overrides = {}) {
   const items = overrides.items ?? [{ attendance: (await dueApplication(t)).uuid }];
   return createThroughApi(t, '/receipts', { ...overrides, items });
 }

@@ -20,11 +20,18 @@ import type { Tenant } from '../../src/platform/tenancy/tenant.js';
 import { InMemoryJobs, QUEUES, type JobSender } from '../../src/platform/jobs/queue.js';
 import { tenantJobHandlers } from '../../src/jobs.js';
 import { entities } from '../../src/entities.js';
+import type { ProblemBody } from '../../src/platform/http/problem.js';
+import type { Violation } from '../../src/domain/errors.js';
+import type { ResponseBody } from './api.js';
+import { isRecord } from './json.js';
+
+export type { RequestBody, ResponseBody, Schema } from './api.js';
+export { at, isRecord, asList, maybe, asRecord } from './json.js';
 
 // The integration harness: the real express stack on a random port, the real database of this run,
 // a fresh tenant (own schema, own host) per call of `tenant()`, tokens, and an HTTP client that sends a
-// chosen Host header.
-export type TestResponse<T = any> = { status: number; headers: http.IncomingHttpHeaders; body: T; text: string };
+// chosen Host header. Its answers' bodies are typed by method and path from the OpenAPI document (./api.ts).
+export type TestResponse<T = unknown> = { status: number; headers: http.IncomingHttpHeaders; body: T; text: string };
 
 export type RequestOptions = {
   token?: string | null;
@@ -46,11 +53,11 @@ export type TestTenant = {
   /** A read-write admin token, made once. */
   adminToken: string;
   token(opts?: TokenOptions): Promise<string>;
-  request<T = any>(method: string, path: string, opts?: RequestOptions): Promise<TestResponse<T>>;
-  get<T = any>(path: string, opts?: RequestOptions): Promise<TestResponse<T>>;
-  post<T = any>(path: string, body?: unknown, opts?: RequestOptions): Promise<TestResponse<T>>;
-  patch<T = any>(path: string, body?: unknown, opts?: RequestOptions): Promise<TestResponse<T>>;
-  del<T = any>(path: string, opts?: RequestOptions): Promise<TestResponse<T>>;
+  request<M extends string, P extends string>(method: M, path: P, opts?: RequestOptions): Promise<TestResponse<ResponseBody<M, P>>>;
+  get<P extends string>(path: P, opts?: RequestOptions): Promise<TestResponse<ResponseBody<'get', P>>>;
+  post<P extends string>(path: P, body?: unknown, opts?: RequestOptions): Promise<TestResponse<ResponseBody<'post', P>>>;
+  patch<P extends string>(path: P, body?: unknown, opts?: RequestOptions): Promise<TestResponse<ResponseBody<'patch', P>>>;
+  del<P extends string>(path: P, opts?: RequestOptions): Promise<TestResponse<ResponseBody<'delete', P>>>;
   /** A service context for calling use cases directly. */
   context(): ServiceContext;
 };
@@ -66,8 +73,8 @@ export type Harness = {
    */
   jobs: InMemoryJobs;
   tenant(opts?: TenantOptions): Promise<TestTenant>;
-  /** A raw request, for hosts that are no tenant's. */
-  request<T = any>(method: string, path: string, opts?: RequestOptions): Promise<TestResponse<T>>;
+  /** A raw request, for hosts that are no tenant's (a path under `/api` is typed as the tenant's). */
+  request<M extends string, P extends string>(method: M, path: P, opts?: RequestOptions): Promise<TestResponse<ResponseBody<M, P>>>;
   close(): Promise<void>;
 };
 
@@ -119,7 +126,8 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
   const port = (server.address() as AddressInfo).port;
   const agent = new http.Agent({ keepAlive: true, maxSockets: 64 });
 
-  const request = <T>(method: string, path: string, o: RequestOptions = {}): Promise<TestResponse<T>> =>
+  // The body is the parsed JSON (undefined when there is none or it is no JSON).
+  const send = (method: string, path: string, o: RequestOptions = {}): Promise<TestResponse> =>
     new Promise((resolve, reject) => {
       const headers: Record<string, string> = { ...(o.headers ?? {}) };
       if (o.host) headers.host = o.host;
@@ -135,7 +143,7 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
         res.on('data', (c) => chunks.push(c));
         res.on('end', () => {
           const text = Buffer.concat(chunks).toString('utf8');
-          let body: any;
+          let body: unknown;
           try {
             body = text ? JSON.parse(text) : undefined;
           } catch {
@@ -148,6 +156,11 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
       if (payload !== undefined) req.write(payload);
       req.end();
     });
+  // Its type is the one the OpenAPI document declares for the success answer of `method path` (./api.ts), taken on
+  // trust here: the document is made from the output schemas every answer is checked against in tests
+  // (`outputChecks`, src/platform/http/response.ts). An error answer's body is read through `expectProblem`.
+  const request = <M extends string, P extends string>(method: M, path: P, o: RequestOptions = {}) =>
+    send(method, path, o) as Promise<TestResponse<ResponseBody<M, P>>>;
 
   const tenant = async (o: TenantOptions = {}): Promise<TestTenant> => {
     const slug = `t${process.pid.toString(36)}${(++counter).toString(36)}${Math.random().toString(36).slice(2, 6)}`;
@@ -167,8 +180,8 @@ export async function startHarness(opts: HarnessOptions = {}): Promise<Harness> 
       })).token;
     const adminToken = await token();
     const prefix = basePath === '/' ? '' : basePath;
-    const req = <T>(method: string, path: string, ro: RequestOptions = {}) =>
-      request<T>(method, prefix + path, { host, ...ro, token: ro.token === undefined ? adminToken : ro.token });
+    const req = <M extends string, P extends string>(method: M, path: P, ro: RequestOptions = {}): Promise<TestResponse<ResponseBody<M, P>>> =>
+      send(method, prefix + path, { host, ...ro, token: ro.token === undefined ? adminToken : ro.token }) as Promise<TestResponse<ResponseBody<M, P>>>;
     return {
       slug,
       host,
@@ -269,14 +282,23 @@ export async function pgClient(): Promise<pg.Client> {
 /** A fresh tenant slug with the given prefix, for tenants made outside the harness (CLI, registry). */
 export const slugOf = (prefix: string) => `${prefix}-${Math.random().toString(36).slice(2, 9)}`;
 
+const isViolation = (v: unknown): v is Violation =>
+  isRecord(v) && typeof v.propertyPath === 'string' && typeof v.message === 'string' && typeof v.code === 'string';
+
+/** Whether `b` has the problem+json shape of spec 7 (`violations`, when present, a list of violations). */
+function isProblemBody(b: unknown): b is ProblemBody {
+  return isRecord(b) && typeof b.type === 'string' && typeof b.title === 'string' && typeof b.status === 'number' && typeof b.detail === 'string'
+    && (b.violations === undefined || (Array.isArray(b.violations) && b.violations.every(isViolation)));
+}
+
 /** Asserts the problem+json shape of spec 7 and returns the body. */
-export function expectProblem(res: TestResponse, status: number): { type: string; title: string; status: number; detail: string; violations?: { propertyPath: string; message: string; code: string }[] } {
+export function expectProblem(res: TestResponse, status: number): ProblemBody {
   const ct = String(res.headers['content-type'] ?? '');
   if (res.status !== status || !ct.startsWith('application/problem+json')) {
     throw new Error(`expected a ${status} problem, got ${res.status} ${ct}: ${res.text.slice(0, 500)}`);
   }
   const b = res.body;
-  if (typeof b?.type !== 'string' || typeof b?.title !== 'string' || b?.status !== status || typeof b?.detail !== 'string' || !b.detail) {
+  if (!isProblemBody(b) || b.status !== status || !b.detail) {
     throw new Error(`not a problem body: ${res.text.slice(0, 500)}`);
   }
   if (status !== 422 || !b.violations) {

@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
 import pg from 'pg';
+import type { ResponseBody } from './api.js';
 
 // Real service processes for the deployment tests: `src/main.ts` (or the compiled `dist/src/main.js`) as
 // child processes, the operator CLI, a Host-aware HTTP client (node:http: fetch drops a custom Host).
@@ -70,9 +71,14 @@ export async function runCliLines(args: string[], env: Record<string, string>): 
   return { ...r, lines: r.stdout.split('\n').filter(Boolean) };
 }
 
-export type HttpResult = { status: number; headers: http.IncomingHttpHeaders; body: any; text: string };
+export type HttpResult<T = unknown> = { status: number; headers: http.IncomingHttpHeaders; body: T; text: string };
 
-export function httpRequest(port: number, method: string, path: string, opts: { host?: string; token?: string; body?: unknown; headers?: Record<string, string> } = {}): Promise<HttpResult> {
+/** A request to a service process; the body is typed as the harness's (`ResponseBody`, test/harness/api.ts). */
+export function httpRequest<M extends string, P extends string>(port: number, method: M, path: P, opts: { host?: string; token?: string; body?: unknown; headers?: Record<string, string> } = {}): Promise<HttpResult<ResponseBody<M, P>>> {
+  return send(port, method, path, opts) as Promise<HttpResult<ResponseBody<M, P>>>;
+}
+
+function send(port: number, method: string, path: string, opts: { host?: string; token?: string; body?: unknown; headers?: Record<string, string> }): Promise<HttpResult> {
   return new Promise((resolve, reject) => {
     const headers: Record<string, string> = { host: opts.host ?? 'localhost', ...(opts.headers ?? {}) };
     if (opts.token) headers.authorization = `Bearer ${opts.token}`;
@@ -85,7 +91,7 @@ export function httpRequest(port: number, method: string, path: string, opts: { 
       let text = '';
       res.on('data', (c) => (text += c));
       res.on('end', () => {
-        let body: any;
+        let body: unknown;
         try { body = text ? JSON.parse(text) : undefined; } catch { body = undefined; }
         resolve({ status: res.statusCode ?? 0, headers: res.headers, body, text });
       });
@@ -103,7 +109,7 @@ export async function adminQuery(databaseUrl: string, query: string): Promise<vo
   try { await c.query(query); } finally { await c.end(); }
 }
 
-export async function queryDb<T = any>(databaseUrl: string, query: string, params: unknown[] = []): Promise<T[]> {
+export async function queryDb<T = Record<string, unknown>>(databaseUrl: string, query: string, params: unknown[] = []): Promise<T[]> {
   const c = new pg.Client({ connectionString: databaseUrl });
   await c.connect();
   try { return (await c.query(query, params)).rows as T[]; } finally { await c.end(); }

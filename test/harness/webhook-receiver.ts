@@ -1,13 +1,17 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
+import type { Schema } from './api.js';
 
 // A real HTTP receiver of webhooks in the test process (issue 14). Every request is checked with the reference
 // verifier of the Standard Webhooks specification (`standardwebhooks`) against every secret it is given; the
 // test decides the answer per request (a status, or `hang`: never answer).
 
 export type Received = {
-  id: string; timestamp: string; signature: string; body: string; payload: any; at: number;
+  id: string; timestamp: string; signature: string; body: string;
+  /** The body parsed: an event of the feed's shape (undefined: no JSON). */
+  payload: Schema<'Event'> | undefined;
+  at: number;
   /** For each secret given, whether the reference verifier accepted the request under it. */
   verified: boolean[];
 };
@@ -66,8 +70,9 @@ export async function startReceiver(host = '127.0.0.1'): Promise<Receiver> {
           return false;
         }
       });
-      let payload: any;
-      try { payload = JSON.parse(body); } catch { payload = undefined; }
+      // The service's event, as the OpenAPI document declares it (its outputs are checked in tests).
+      let payload: Schema<'Event'> | undefined;
+      try { payload = JSON.parse(body) as Schema<'Event'>; } catch { payload = undefined; }
       const got: Received = { id: headers['webhook-id'], timestamp: headers['webhook-timestamp'], signature: headers['webhook-signature'], body, payload, at: Date.now(), verified };
       const n = r.received.length;
       r.received.push(got);

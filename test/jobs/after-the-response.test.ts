@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { useHarness } from '../harness/harness.js';
+import { useHarness, type Schema } from '../harness/harness.js';
 import { startSmtp, type TestSmtp } from '../harness/smtp.js';
 import { tenantJobHandlers } from '../../src/jobs.js';
 import { loadConfig } from '../../src/platform/config.js';
@@ -77,7 +77,7 @@ describe('every path that e-mails a family delivers within seconds of the answer
     const offer = await createOffer(t, { edition: e.uuid, maxParticipants: 10, dates });
     const other = await createOffer(t, { edition: e.uuid, maxParticipants: 10, dates });
     const child = await createParticipant(t, { email: 'pfade@family.example' });
-    let a: any;
+    let a: Schema<'Attendance'>;
     await within('POST /attendances (notify)', 'pfade@family.example', async () => {
       a = await apply(t, offer.uuid, child.uuid, { notify: true });
     });

@@ -41,7 +41,7 @@ describe('a family applies through the website, confirms, a guardian consents, t
       maxParticipants: 2,
       applicationQuestions: [{ label: 'Kann schwimmen', type: 'yn', required: true }, { label: 'Impfpass', type: 'file', required: true }],
     });
-    const [swim, pass] = offer.applicationQuestions;
+    const [swim, pass] = offer.applicationQuestions!;
 
     // A file answer, uploaded with the website token.
     const uploaded = await t.request('POST', '/files', { rawBody: PDF, headers: { 'content-type': 'application/pdf', 'content-disposition': 'attachment; filename="impfpass.pdf"' }, token: website });
@@ -117,8 +117,8 @@ describe('the family-expiry job on pg-boss (issue 21 item 4)', () => {
     const deadline = Date.now() + 15_000;
     while ((await t.get(`/attendances/${a.uuid}`)).status === 200 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
     expect((await t.get(`/attendances/${a.uuid}`)).status).toBe(404);
-    expect((await t.get(`/participants/${a.participant.uuid}`)).status).toBe(404);
-    expect((await t.get(`/accounts/${a.account.uuid}`)).status).toBe(404);
+    expect((await t.get(`/participants/${a.participant!.uuid}`)).status).toBe(404);
+    expect((await t.get(`/accounts/${a.account!.uuid}`)).status).toBe(404);
     const again = await t.post('/family-applications', body, { token: website });
     expect(again.status, again.text).toBe(201);
     expect(again.body[0]).toMatchObject({ status: 'email_unconfirmed' });

@@ -61,7 +61,7 @@ function worker(): ServiceProcess {
   return w;
 }
 
-async function query<T = any>(text: string, values: unknown[] = []): Promise<T[]> {
+async function query<T = Record<string, unknown>>(text: string, values: unknown[] = []): Promise<T[]> {
   const c = new pg.Client({ connectionString: databaseUrl.toString() });
   await c.connect();
   try {

@@ -105,10 +105,10 @@ describe('webhooks through pg-boss and worker processes', () => {
     await until('the event arrives', () => r.received.some((x) => x.payload?.type === 'offer.published'), 60_000);
     const got = r.received.find((x) => x.payload?.type === 'offer.published')!;
     expect(got.verified).toEqual([true]);
-    expect(got.payload.data).toMatchObject({ offer: offer.uuid, status: expect.arrayContaining(['published']) });
+    expect(got.payload!.data).toMatchObject({ offer: offer.uuid, status: expect.arrayContaining(['published']) });
     const feed = await t.get('/events?types=offer.published');
-    expect(feed.body.events.map((e: any) => e.id)).toContain(got.id);
-    expect(JSON.parse(got.body)).toEqual(feed.body.events.find((e: any) => e.id === got.id));
+    expect(feed.body.events.map((e) => e.id)).toContain(got.id);
+    expect(JSON.parse(got.body)).toEqual(feed.body.events.find((e) => e.id === got.id));
     await sigkill(w);
   }, 120_000);
 

@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { useHarness, type TestResponse, type TestTenant } from '../harness/harness.js';
+import { at, isRecord, asList, maybe, asRecord, useHarness, type TestResponse, type TestTenant } from '../harness/harness.js';
 import { factories } from '../factories/index.js';
 import { executorOf } from '../../src/platform/db/orm.js';
 import { sql } from '../../src/platform/db/sql.js';
@@ -27,8 +27,23 @@ const BUDGET_MS = Number(process.env.FUZZ_BUDGET_MS ?? 30_000);
 const SEED = process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : undefined;
 
 type Method = 'get' | 'post' | 'patch' | 'delete';
-type Schema = Record<string, any>;
-type Operation = { method: Method; path: string; params: { name: string; in: string; schema: Schema }[]; body?: Schema; rawTypes?: string[] };
+/** The JSON Schema keywords (OpenAPI 3.1: JSON Schema 2020-12) of the document's parameters and bodies this file reads. */
+type Schema = {
+  type?: string | string[];
+  format?: string;
+  description?: string;
+  enum?: unknown[];
+  anyOf?: Schema[];
+  oneOf?: Schema[];
+  items?: Schema;
+  properties?: Record<string, Schema>;
+  required?: string[];
+  minimum?: number;
+  maximum?: number;
+  maxItems?: number;
+  maxLength?: number;
+};
+type Operation = { method: Method; path: string; params: { name: string; in: string }[]; body?: Schema; rawTypes?: string[] };
 type Fuzzed = { path: string; query: string; body?: { json: unknown } | { raw: string; type?: string }; headers: Record<string, string>; auth: 'admin' | 'read' | 'none' | string };
 
 const stats = { operations: 0, requests: 0, serverErrors: 0, refusedWrites: 0, accepted: 0 };
@@ -106,7 +121,7 @@ function wrongType(schema: Schema): fc.Arbitrary<unknown> {
 
 function typesOf(schema: Schema): string[] {
   if (!schema) return [];
-  if (schema.anyOf || schema.oneOf) return (schema.anyOf ?? schema.oneOf).flatMap(typesOf);
+  if (schema.anyOf || schema.oneOf) return (schema.anyOf ?? schema.oneOf ?? []).flatMap(typesOf);
   if (Array.isArray(schema.type)) return schema.type;
   return schema.type ? [schema.type] : [];
 }
@@ -114,7 +129,7 @@ function typesOf(schema: Schema): string[] {
 /** A value that fits the schema, more or less: the right type with hostile content. */
 function validish(schema: Schema, depth = 0): fc.Arbitrary<unknown> {
   const variants = schema?.anyOf ?? schema?.oneOf;
-  if (variants) return fc.oneof(...variants.map((s: Schema) => validish(s, depth)));
+  if (variants) return fc.oneof(...variants.map((s) => validish(s, depth)));
   if (schema?.enum) return fc.constantFrom(...schema.enum);
   switch (schema?.type) {
     case 'string':
@@ -211,7 +226,7 @@ const REFERENCE_TARGETS: Record<string, string> = {
 /** A value the schema accepts, as far as the document tells (the service may still refuse it). */
 function plausible(schema: Schema, name: string, n: number): unknown {
   const variants = schema?.anyOf ?? schema?.oneOf;
-  if (variants) return plausible(variants.find((v: Schema) => v.type !== 'null') ?? variants[0], name, n);
+  if (variants) return plausible(variants.find((v) => v.type !== 'null') ?? variants[0], name, n);
   if (schema?.enum) return schema.enum[n % schema.enum.length];
   switch (schema?.type) {
     case 'string': {
@@ -233,7 +248,7 @@ function plausible(schema: Schema, name: string, n: number): unknown {
       return n % 2 === 0 ? [] : [plausible(schema.items ?? {}, name, n)];
     case 'object': {
       const out: Record<string, unknown> = {};
-      for (const [k, s] of Object.entries<Schema>(schema.properties ?? {})) {
+      for (const [k, s] of Object.entries(schema.properties ?? {})) {
         if (k === 'uuid') continue;
         if ((schema.required ?? []).includes(k) || (n + k.length) % 3 === 0) out[k] = plausible(s, k, n);
       }
@@ -362,7 +377,7 @@ async function check(op: Operation, r: Fuzzed): Promise<void> {
   if (res.status >= 400) {
     if (!String(res.headers['content-type'] ?? '').startsWith('application/problem+json')) throw new Error(`not problem+json: ${what}`);
     const b = res.body;
-    if (!b || b.status !== res.status || typeof b.type !== 'string' || typeof b.title !== 'string' || typeof b.detail !== 'string' || !b.detail) {
+    if (!isRecord(b) || b.status !== res.status || typeof b.type !== 'string' || typeof b.title !== 'string' || typeof b.detail !== 'string' || !b.detail) {
       throw new Error(`not a problem body: ${what}`);
     }
     if (/\bselect\b.*\bfrom\b|\bat .*\.(ts|js):\d+/i.test(res.text)) throw new Error(`internals in the body: ${what}`);
@@ -399,14 +414,19 @@ beforeAll(async () => {
   operations = operationsOf(served.body);
 });
 
-function operationsOf(doc: { paths: Record<string, Record<string, any>> }): Operation[] {
-  return Object.entries(doc.paths).flatMap(([path, ops]) =>
-    Object.entries(ops).map(([method, op]) => ({
+/**
+ * The operations of the served document. Its schemas are taken as the JSON Schemas they are (the document is
+ * valid OpenAPI 3.1: test/platform/http); this file reads only the keywords of `Schema`.
+ */
+function operationsOf(doc: unknown): Operation[] {
+  const schemaOf = (value: unknown): Schema | undefined => (value === undefined ? undefined : (asRecord(value, 'a schema') as Schema));
+  return Object.entries(asRecord(at(doc, 'paths'))).flatMap(([path, ops]) =>
+    Object.entries(asRecord(ops)).map(([method, op]) => ({
       method: method as Method,
       path,
-      params: op.parameters ?? [],
-      body: op.requestBody?.content?.['application/json']?.schema,
-      rawTypes: op.requestBody && !op.requestBody.content?.['application/json'] ? Object.keys(op.requestBody.content ?? {}) : undefined,
+      params: asList(maybe(op, 'parameters') ?? []).map((p) => ({ name: String(at(p, 'name')), in: String(at(p, 'in')) })),
+      body: schemaOf(maybe(op, 'requestBody', 'content', 'application/json', 'schema')),
+      rawTypes: maybe(op, 'requestBody') && !maybe(op, 'requestBody', 'content', 'application/json') ? Object.keys(asRecord(maybe(op, 'requestBody', 'content') ?? {})) : undefined,
     })),
   );
 }
@@ -470,14 +490,14 @@ describe('fuzzing every operation of the OpenAPI document', () => {
   it('regression: U+0000 in a body is 422 naming the field, in a free-text filter 400 naming the parameter', async () => {
     const body = await f.post('/categories', { name: 'Null\u0000Byte' });
     expect(body.status, body.text).toBe(422);
-    expect(body.body.violations?.[0]?.propertyPath).toBe('name');
+    expect(maybe(body.body, 'violations', 0, 'propertyPath')).toBe('name');
     const nested = await f.post('/offers', { name: 'X', edition: seeds.get('/editions'), dates: [{ begin: '2027-07-01T10:00:00+02:00', end: '2027-07-01T12:00:00+02:00', recurrence: 'FREQ=DAILY\u0000' }] });
     expect(nested.status, nested.text).toBe(422);
-    expect(nested.body.violations?.[0]?.propertyPath).toBe('dates[0].recurrence');
+    expect(maybe(nested.body, 'violations', 0, 'propertyPath')).toBe('dates[0].recurrence');
     for (const list of ['/categories', '/offers', '/participants']) {
       const res = await f.get(`${list}?q=a%00b`);
       expect(res.status, res.text).toBe(400);
-      expect(res.body.detail).toMatch(/^q: /);
+      expect(at(res.body, 'detail')).toMatch(/^q: /);
     }
   });
 

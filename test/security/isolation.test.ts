@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
-import { expectProblem, useHarness, type TestResponse, type TestTenant } from '../harness/harness.js';
-import { factories, factoryFor, type FactoryModule } from '../factories/index.js';
+import { expectProblem, useHarness, type TestResponse, type TestTenant, at, maybe, asRecord } from '../harness/harness.js';
+import { factories, factoryFor, type FactoryModule, type FactoryRecord } from '../factories/index.js';
 import { appRouter } from '../../src/router.js';
 import type { Meta } from '../../src/platform/http/trpc.js';
 import { uuidToBase58 } from '../../src/platform/http/ids.js';
@@ -64,8 +64,8 @@ const send = (t: TestTenant, method: string, path: string, opts: { token: string
 let A: TestTenant;
 let B: TestTenant;
 /** One record of every factory's resource on each tenant. */
-const recordsA = new Map<string, any>();
-const recordsB = new Map<string, any>();
+const recordsA = new Map<string, FactoryRecord>();
+const recordsB = new Map<string, FactoryRecord>();
 /** Every UUID in A's records, nested ones too (an offer's edition, its dates). */
 let uuidsOfA: string[] = [];
 /** What a client could put in a filter to name A's records: UUIDs, base58 forms, aliases, e-mail addresses. */
@@ -108,18 +108,18 @@ describe("A's record on B's host with B's admin token is 404, and A's record is 
       const factory = factoryFor(op.path);
       if (!factory) throw missingFactory(op);
       const record = recordsA.get(segmentOf(op.path));
-      const before = await A.get(`${segmentOf(op.path)}/${record.uuid}`);
+      const before = await A.get(`${segmentOf(op.path)}/${record!.uuid}`);
       expect(before.status, before.text).toBe(200);
       const body = plausibleBody(op, factory);
-      for (const id of [record.uuid, uuidToBase58(record.uuid), String(record.uuid).toUpperCase()]) {
+      for (const id of [record!.uuid, uuidToBase58(record!.uuid), String(record!.uuid).toUpperCase()]) {
         const res = await send(B, op.method, pathFor(op, id), { token: B.adminToken, body });
         const p = expectProblem(res, 404);
         // The detail may name the identifier the caller sent, never anything of A's record.
-        for (const [k, v] of Object.entries(record)) {
+        for (const [k, v] of Object.entries(record!)) {
           if (k !== 'uuid' && typeof v === 'string' && v.length > 3) expect(p.detail, `${k} leaked`).not.toContain(v);
         }
       }
-      const after = await A.get(`${segmentOf(op.path)}/${record.uuid}`);
+      const after = await A.get(`${segmentOf(op.path)}/${record!.uuid}`);
       expect(after.status).toBe(200);
       expect(after.body).toEqual(before.body);
     });
@@ -131,7 +131,7 @@ describe("A's token on B's host is 401 for every procedure", () => {
     it(`${op.method} ${op.path} (${op.name})`, async () => {
       const factory = factoryFor(op.path);
       if (!factory) throw missingFactory(op);
-      const id = hasId(op) ? recordsB.get(segmentOf(op.path)).uuid : '';
+      const id = hasId(op) ? recordsB.get(segmentOf(op.path))!.uuid : '';
       const body = op.method === 'POST' && !hasId(op) ? {} : plausibleBody(op, factory);
       for (const token of [A.adminToken, await A.token({ access: 'read' })]) {
         const res = await send(B, op.method, pathFor(op, id), { token, body });
@@ -140,7 +140,7 @@ describe("A's token on B's host is 401 for every procedure", () => {
         expect(res.text).not.toContain(token);
       }
       // And the other way round: B's token means nothing on A's host.
-      const aId = hasId(op) ? recordsA.get(segmentOf(op.path)).uuid : '';
+      const aId = hasId(op) ? recordsA.get(segmentOf(op.path))!.uuid : '';
       expectProblem(await send(A, op.method, pathFor(op, aId), { token: B.adminToken, body }), 401);
     });
   }
@@ -153,9 +153,9 @@ describe("B's lists never contain A's records", () => {
       const own = await B.get(`${op.path}?itemsPerPage=200`);
       expect(own.status, own.text).toBe(200);
       // The event feed's page is an object carrying its cursor (docs/decisions.md "Events"); every other list an array.
-      expect(Array.isArray(op.path === '/events' ? own.body.events : own.body)).toBe(true);
+      expect(Array.isArray(op.path === '/events' ? at(own.body, 'events') : own.body)).toBe(true);
       // Not vacuous: B's own record of this resource is listed.
-      if (op.path === segmentOf(op.path)) expect(own.text).toContain(recordsB.get(op.path).uuid);
+      if (op.path === segmentOf(op.path)) expect(own.text).toContain(recordsB.get(op.path)!.uuid);
       const leaked = (text: string) => uuidsOfA.filter((u) => text.toLowerCase().includes(u.toLowerCase()));
       expect(leaked(own.text)).toEqual([]);
       // Every query parameter the procedure reads, with every identifier of A's records.
@@ -204,11 +204,10 @@ describe("a body naming A's records on B's host is refused", () => {
   };
 
   it('for every reference property of every write body, created or changed on B', async () => {
-    const doc = (await B.get('/openapi.json')).body as { paths: Record<string, Record<string, any>> };
+    const paths = at((await B.get('/openapi.json')).body, 'paths');
     let checked = 0;
     for (const op of operations.filter((o) => o.method === 'POST' || o.method === 'PATCH')) {
-      const schema = doc.paths[op.path]?.[op.method.toLowerCase()]?.requestBody?.content?.['application/json']?.schema;
-      const props: Record<string, any> = schema?.properties ?? {};
+      const props = asRecord(maybe(paths, op.path, op.method.toLowerCase(), 'requestBody', 'content', 'application/json', 'schema', 'properties') ?? {});
       for (const [prop, propSchema] of Object.entries(props)) {
         const text = JSON.stringify(propSchema);
         if (!/UUID/.test(text) || prop === 'uuid') continue;
@@ -229,7 +228,7 @@ describe("a body naming A's records on B's host is refused", () => {
           } else {
             const own = recordsB.get(segmentOf(op.path));
             const base = plausibleBody(op, factory) ?? {};
-            res = await send(B, op.method, pathFor(op, own.uuid), { token: B.adminToken, body: { ...base, [prop]: value } });
+            res = await send(B, op.method, pathFor(op, own!.uuid), { token: B.adminToken, body: { ...base, [prop]: value } });
           }
           // Spec 4.3 "Transfer" rule 6: a target offer the caller cannot see (another tenant's) is 404, not 422;
           // an alias there is a malformed identifier (422).
@@ -265,16 +264,16 @@ describe('the family channel across municipalities (issue 21)', () => {
     const edition = (await B.post('/editions', { name: 'B-Sommer', procedure: 'firstcome' })).body.uuid;
     const offerB = (await B.post('/offers', { name: 'B-Angebot', edition, applicationQuestions: [{ label: 'Datei', type: 'file', required: false }] })).body;
     expect((await B.post(`/offers/${offerB.uuid}/transition`, { transition: 'publish' })).status).toBe(200);
-    const offerA = recordsA.get('/family-applications').offer.uuid;
-    const fileA = recordsA.get('/files').uuid;
+    const offerA = String(at(recordsA.get('/family-applications'), 'offer', 'uuid'));
+    const fileA = recordsA.get('/files')!.uuid;
     const family = (offer: string, answers: Record<string, string> = {}) => ({
       account: { email: 'grenze@example.org', firstname: 'Kim', lastname: 'Grenz' },
       participants: [{ firstname: 'Lea', lastname: 'Grenz', dateOfBirth: '2018-01-01', wishes: [{ offer, answers }] }],
     });
     const foreignOffer = expectProblem(await B.post('/family-applications', family(offerA), { token: webB }), 422);
     expect(foreignOffer.violations?.[0]?.propertyPath).toBe('participants[0].wishes[0].offer');
-    const foreignFile = expectProblem(await B.post('/family-applications', family(offerB.uuid, { [offerB.applicationQuestions[0].uuid]: fileA }), { token: webB }), 422);
-    expect(foreignFile.violations?.[0]?.propertyPath).toBe(`participants[0].wishes[0].answers.${offerB.applicationQuestions[0].uuid}`);
+    const foreignFile = expectProblem(await B.post('/family-applications', family(offerB.uuid, { [offerB.applicationQuestions![0].uuid]: fileA }), { token: webB }), 422);
+    expect(foreignFile.violations?.[0]?.propertyPath).toBe(`participants[0].wishes[0].answers.${offerB.applicationQuestions![0].uuid}`);
     // A's mail links mean nothing on B; A's website token is unknown there.
     const mailA = await sql<{ body: string }>`select body from ${qualified(A.tenant.schema, 'outbox')} where kind = 'family_confirmation' limit 1`.execute(executorOf(h.orm));
     const link = /bestaetigen\/([1-9A-HJ-NP-Za-km-z]+)/.exec(mailA.rows[0]?.body ?? '')?.[1];
@@ -320,13 +319,13 @@ describe('mail, jobs and caches are keyed by tenant', () => {
     process.env.PUBLIC_CACHE_MS = '60000';
     try {
       const offerA = recordsA.get('/offers');
-      const published = await A.post(`/offers/${offerA.uuid}/transition`, { transition: 'publish' });
+      const published = await A.post(`/offers/${offerA!.uuid}/transition`, { transition: 'publish' });
       expect(published.status, published.text).toBe(200);
       // The same anonymous query on both hosts, each twice (the second from the cache).
       for (let i = 0; i < 2; i++) {
         const a = await A.get('/offers?itemsPerPage=50', { token: null });
         const b = await B.get('/offers?itemsPerPage=50', { token: null });
-        expect(a.text).toContain(offerA.uuid);
+        expect(a.text).toContain(offerA!.uuid);
         expect(uuidsOfA.filter((u) => b.text.includes(u))).toEqual([]);
       }
     } finally {

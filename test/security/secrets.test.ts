@@ -85,7 +85,7 @@ const logText = () => logLines.join('');
 let readToken: string;
 const responses: TestResponse[] = [];
 
-async function record(res: Promise<TestResponse>): Promise<TestResponse> {
+async function record<T>(res: Promise<TestResponse<T>>): Promise<TestResponse<T>> {
   const r = await res;
   responses.push(r);
   return r;

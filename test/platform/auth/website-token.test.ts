@@ -20,7 +20,7 @@ describe('the website token', () => {
     expectProblem(await t.get('/offers', { token: null }), 401);
     const list = await t.get('/offers', { token });
     expect(list.status).toBe(200);
-    expect(list.body.map((o: any) => o.uuid)).toEqual([offer.uuid]);
+    expect(list.body.map((o) => o.uuid)).toEqual([offer.uuid]);
     const one = await t.get(`/offers/${offer.uuid}`, { token });
     expect(one.body).not.toHaveProperty('publish');
     expect(one.body).not.toHaveProperty('transitions');

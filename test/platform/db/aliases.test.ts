@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { useHarness } from '../../harness/harness.js';
+import { useHarness, at } from '../../harness/harness.js';
 
 // Issue 22.7, D5/D10: an alias derived from a name is made unique (-2, -3, ...) within 80 characters, also when
 // the name is longer than that; only an alias the caller sent may be refused. For every resource that derives one.
@@ -10,7 +10,9 @@ const { t } = useHarness();
 async function created(path: string, body: Record<string, unknown>): Promise<string> {
   const res = await t.post(path, body);
   expect(res.status, `${path}: ${res.text}`).toBe(201);
-  return res.body.alias as string;
+  const alias = at(res.body, 'alias');
+  if (typeof alias !== 'string') throw new Error(`${path}: no alias in ${res.text}`);
+  return alias;
 }
 
 function expectDistinctWithin80(aliases: string[]) {

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { Validator } from '@seriousme/openapi-schema-validator';
-import { expectProblem, useHarness, type TestResponse } from '../../harness/harness.js';
+import { at, expectProblem, maybe, asRecord, useHarness, type TestResponse } from '../../harness/harness.js';
 import { procedure, router } from '../../../src/platform/http/trpc.js';
 import { bodyId, dateOnly, paginationQuery, pathId, query, timestamp } from '../../../src/platform/http/fields.js';
 import { response } from '../../../src/platform/http/response.js';
@@ -222,9 +222,9 @@ describe('identifiers', () => {
     const uuid = randomUUID();
     const res = await t.post('/probe/echo', { at: '2027-07-01T10:00:00+02:00', ref: uuidToBase58(uuid) });
     expect(res.status).toBe(201);
-    expect(res.body.ref).toBe(uuid);
+    expect(at(res.body, 'ref')).toBe(uuid);
     const upper = await t.post('/probe/echo', { at: '2027-07-01T10:00:00+02:00', ref: uuid.toUpperCase() });
-    expect(upper.body.ref).toBe(uuid);
+    expect(at(upper.body, 'ref')).toBe(uuid);
   });
 
   it('refuses a malformed id in a body with 422 and the identifier rule', async () => {
@@ -270,7 +270,7 @@ describe('query parameters', () => {
     for (const [v, b] of [['1', true], ['0', false], ['yes', true], ['no', false], ['true', true], ['false', false]] as const) {
       const res = await t.get(`/probe/list?flag=${v}`);
       expect(res.status, v).toBe(200);
-      expect(res.body.flag, v).toBe(b);
+      expect(at(res.body, 'flag'), v).toBe(b);
     }
   });
 
@@ -291,12 +291,12 @@ describe('query parameters', () => {
     expect(p.detail).toMatch(/^from: /);
     const q = expectProblem(await t.get('/categories?modifiedSince=yesterday'), 400);
     expect(q.detail).toMatch(/^modifiedSince: /);
-    expect((await t.get('/probe/list?from=2027-07-01T23:30:00Z')).body.from).toBe('2027-07-02');
-    expect((await t.get('/probe/list?from=2027-07-01T23:30:00%2B02:00')).body.from).toBe('2027-07-01');
-    expect((await t.get('/probe/list?from=2027-07-01')).body.from).toBe('2027-07-01');
+    expect(at((await t.get('/probe/list?from=2027-07-01T23:30:00Z')).body, 'from')).toBe('2027-07-02');
+    expect(at((await t.get('/probe/list?from=2027-07-01T23:30:00%2B02:00')).body, 'from')).toBe('2027-07-01');
+    expect(at((await t.get('/probe/list?from=2027-07-01')).body, 'from')).toBe('2027-07-01');
     // An unencoded `+` in the offset (decoded as a space) is still read as the offset.
-    expect((await t.get('/probe/list?from=2027-07-01T23:30:00+02:00')).body.from).toBe('2027-07-01');
-    expect((await t.get('/probe/list?from=2027-07-01T23:30:00-02:00')).body.from).toBe('2027-07-02');
+    expect(at((await t.get('/probe/list?from=2027-07-01T23:30:00+02:00')).body, 'from')).toBe('2027-07-01');
+    expect(at((await t.get('/probe/list?from=2027-07-01T23:30:00-02:00')).body, 'from')).toBe('2027-07-02');
     expectProblem(await t.get('/probe/list?from=2027-07-01T23:30:00%20x'), 400);
   });
 });
@@ -427,13 +427,13 @@ describe('responses', () => {
 });
 
 describe('OpenAPI document', () => {
-  let doc: any;
+  let doc: Record<string, unknown>;
 
   const { t: u } = useHarness();
   beforeAll(async () => {
     const res = await u.get('/openapi.json', { token: null });
     expect(res.status).toBe(200);
-    doc = res.body;
+    doc = asRecord(res.body);
   });
 
   it('is valid OpenAPI 3.1', async () => {
@@ -443,33 +443,34 @@ describe('OpenAPI document', () => {
     expect(result.errors ?? []).toEqual([]);
     expect(result.valid).toBe(true);
     // Issue 24: the scheme and port the request came in on.
-    expect(doc.servers?.[0]?.url).toBe(`http://${u.host}/api`);
+    expect(maybe(doc, 'servers', 0, 'url')).toBe(`http://${u.host}/api`);
   });
 
   it('shows the real success statuses of categories', () => {
-    const post = doc.paths['/categories'].post;
-    expect(Object.keys(post.responses)).toContain('201');
-    expect(post.responses['200']).toBeUndefined();
-    const del = doc.paths['/categories/{uuid}'].delete;
-    expect(Object.keys(del.responses)).toContain('204');
-    expect(del.responses['200']).toBeUndefined();
-    expect(del.responses['204'].content).toBeUndefined();
-    expect(Object.keys(doc.paths['/categories/{uuid}'].get.responses)).toContain('200');
+    const post = asRecord(at(doc, 'paths', '/categories', 'post', 'responses'));
+    expect(Object.keys(post)).toContain('201');
+    expect(post['200']).toBeUndefined();
+    const del = asRecord(at(doc, 'paths', '/categories/{uuid}', 'delete', 'responses'));
+    expect(Object.keys(del)).toContain('204');
+    expect(del['200']).toBeUndefined();
+    expect(at(del, '204', 'content')).toBeUndefined();
+    expect(Object.keys(asRecord(at(doc, 'paths', '/categories/{uuid}', 'get', 'responses')))).toContain('200');
   });
 
   it('references the Problem schema as application/problem+json for every 4xx of every operation', () => {
-    expect(doc.components.schemas.Problem).toBeDefined();
+    expect(at(doc, 'components', 'schemas', 'Problem')).toBeDefined();
     let operations = 0;
-    for (const [path, ops] of Object.entries<any>(doc.paths)) {
-      for (const [method, op] of Object.entries<any>(ops)) {
+    for (const [path, ops] of Object.entries(asRecord(doc.paths))) {
+      for (const [method, op] of Object.entries(asRecord(ops))) {
         if (!['get', 'post', 'patch', 'put', 'delete'].includes(method)) continue;
         operations++;
-        const errors = Object.keys(op.responses).filter((s) => /^4\d\d$/.test(s));
+        const responses = asRecord(at(op, 'responses'));
+        const errors = Object.keys(responses).filter((s) => /^4\d\d$/.test(s));
         expect(errors.length, `${method} ${path}`).toBeGreaterThan(0);
         for (const s of errors) {
-          const content = op.responses[s].content;
+          const content = asRecord(at(responses, s, 'content'));
           expect(Object.keys(content), `${method} ${path} ${s}`).toEqual(['application/problem+json']);
-          expect(content['application/problem+json'].schema).toEqual({ $ref: '#/components/schemas/Problem' });
+          expect(at(content, 'application/problem+json', 'schema')).toEqual({ $ref: '#/components/schemas/Problem' });
         }
       }
     }
@@ -478,9 +479,9 @@ describe('OpenAPI document', () => {
 
   it('is also valid with the test router (transforms, public access, 204)', async () => {
     const res = await t.get('/openapi.json', { token: null });
-    const result = await new Validator().validate(res.body);
+    const result = await new Validator().validate(asRecord(res.body));
     expect(result.errors ?? []).toEqual([]);
-    expect(res.body.paths['/probe/public'].get.security).toEqual([{}, { bearer: [] }]);
+    expect(at(res.body, 'paths', '/probe/public', 'get', 'security')).toEqual([{}, { bearer: [] }]);
   });
 });
 
@@ -565,7 +566,7 @@ function rawRequest(o: { method: string; path: string; host: string; token?: str
       res.on('end', () => {
         clearTimeout(timer);
         const text = Buffer.concat(chunks).toString('utf8');
-        let body: any;
+        let body: unknown;
         try { body = JSON.parse(text); } catch { body = undefined; }
         response = { status: res.statusCode ?? 0, headers: res.headers, body, text };
         resolve(response);

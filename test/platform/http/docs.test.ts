@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { chromium, type Browser } from 'playwright-core';
 import { afterAll, describe, expect, it } from 'vitest';
-import { useHarness } from '../../harness/harness.js';
+import { useHarness, at, asList, asRecord } from '../../harness/harness.js';
 
 // Issue 12: `<base>/docs`, the municipality's interactive API reference (Scalar from its npm package),
 // checked in real headless Chromium (Debian's `chromium`; .ci/run installs it).
@@ -33,7 +33,7 @@ describe('GET <base>/docs', () => {
 
   it.skipIf(!CHROMIUM)('renders in headless Chromium and lists every operation of the document', async () => {
     const doc = (await t.get('/openapi.json', { token: null })).body;
-    const operations = Object.values<any>(doc.paths).flatMap((ops) => Object.values<any>(ops));
+    const operations = Object.values(asRecord(at(doc, 'paths'))).flatMap((ops) => Object.values(asRecord(ops)));
     browser = await chromium.launch({
       executablePath: CHROMIUM,
       args: ['--no-sandbox', `--host-resolver-rules=MAP ${t.host} 127.0.0.1`],
@@ -56,7 +56,7 @@ describe('GET <base>/docs', () => {
     const text = await page.locator('body').innerText();
     // The error bodies are documented with their examples.
     expect(text).toContain('application/problem+json');
-    const missing = operations.map((o) => o.summary as string).filter((s) => !text.includes(s));
+    const missing = operations.map((o) => String(at(o, 'summary'))).filter((s) => !text.includes(s));
     expect(missing).toEqual([]);
     expect(problems.filter((p) => !/favicon/.test(p))).toEqual([]);
   }, 120_000);
@@ -83,7 +83,7 @@ describe('GET <base>/docs', () => {
     const res = await answer;
     expect(sent).toEqual([`http://${t.host}:${h.port}${t.basePath}/offers`]);
     expect(res.status()).toBe(200);
-    expect((await res.json()).map((o: any) => o.name)).toEqual(['Zirkusschule']);
+    expect(asList(await res.json()).map((o) => at(o, 'name'))).toEqual(['Zirkusschule']);
     await page.close();
   }, 120_000);
 });

@@ -53,7 +53,7 @@ describe('Idempotency-Key on POST', () => {
     expect(again.body).toEqual(first.body);
     expect(again.headers['idempotent-replayed']).toBe('true');
     const receipts = await getOk(t, `/receipts?account=${account.uuid}`);
-    expect(receipts.map((r: any) => r.number)).toEqual([first.body.number]);
+    expect(receipts.map((r) => r.number)).toEqual([first.body.number]);
     expect((await ledgerOfAccount(t, account.uuid)).balance).toBe(0);
     // Without the key a second receipt is refused as usual (already paid): the key was what made it safe.
     expectProblem(await t.post('/receipts', body), 422);

@@ -10,7 +10,7 @@ import { createHttpServer } from '../../../src/platform/http/server.js';
 import { createLogger } from '../../../src/platform/logging/logger.js';
 import { addTenant } from '../../../src/platform/tenancy/operations.js';
 import { TenantRegistry } from '../../../src/platform/tenancy/registry.js';
-import { generousRateLimiter, useHarness } from '../../harness/harness.js';
+import { generousRateLimiter, useHarness, at, asRecord } from '../../harness/harness.js';
 import { freePort, PGBOUNCER_BIN, startPgBouncer, type PgBouncer } from '../../harness/pgbouncer.js';
 import { httpRequest } from '../../harness/processes.js';
 import { entities } from '../../../src/entities.js';
@@ -40,10 +40,10 @@ function expectOutageProblem(res: Awaited<ReturnType<typeof httpRequest>>) {
   expect(res.headers['content-type']).toContain('application/problem+json');
   expect(res.headers['retry-after']).toBe('5');
   expect(res.body).toMatchObject({ type: '/errors/503', title: 'Service Unavailable', status: 503 });
-  expect(res.body.instance).toBe(`urn:request:${res.headers['x-request-id']}`);
+  expect(at(res.body, 'instance')).toBe(`urn:request:${res.headers['x-request-id']}`);
   // Nothing of the cause reaches the client.
   // Nothing of the cause reaches the client (the instance is a random id: left out of the check).
-  expect(JSON.stringify({ ...res.body, instance: undefined })).not.toMatch(/ECONN|connect|postgres|pgbouncer|terminated|5432/i);
+  expect(JSON.stringify({ ...asRecord(res.body), instance: undefined })).not.toMatch(/ECONN|connect|postgres|pgbouncer|terminated|5432/i);
 }
 
 describe('database unreachable (closed port)', () => {
@@ -135,17 +135,17 @@ describe('request ids and clients that hang up', () => {
     const mine = await t.get('/categories/00000000-0000-4000-8000-000000000000', { headers: { 'x-request-id': 'client-req-12345' } });
     expect(mine.status).toBe(404);
     expect(mine.headers['x-request-id']).toBe('client-req-12345');
-    expect(mine.body.instance).toBe('urn:request:client-req-12345');
+    expect(at(mine.body, 'instance')).toBe('urn:request:client-req-12345');
     for (const bad of ['short', 'x'.repeat(80), 'has spaces in it', 'semi;colon;1234']) {
       const res = await t.get('/categories', { token: null, headers: { 'x-request-id': bad } });
       expect(res.headers['x-request-id']).not.toBe(bad);
       expect(res.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
-      expect(res.body.instance).toBe(`urn:request:${res.headers['x-request-id']}`);
+      expect(at(res.body, 'instance')).toBe(`urn:request:${res.headers['x-request-id']}`);
     }
     // Also before tenancy (unknown host) and on success (the header only).
     const unknown = await h.request('GET', '/api/categories', { host: 'nobody.test' });
     expect(unknown.status).toBe(404);
-    expect(unknown.body.instance).toBe(`urn:request:${unknown.headers['x-request-id']}`);
+    expect(at(unknown.body, 'instance')).toBe(`urn:request:${unknown.headers['x-request-id']}`);
     expect((await t.get('/categories')).headers['x-request-id']).toBeTruthy();
   });
 

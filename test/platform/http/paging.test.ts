@@ -2,7 +2,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { seedDemo } from '../../../src/demo/seed.js';
 import { buildOpenApiDocument } from '../../../src/platform/http/openapi-document.js';
 import { appRouter } from '../../../src/router.js';
-import { expectProblem, useHarness, type TestResponse } from '../../harness/harness.js';
+import { expectProblem, useHarness, type TestResponse, asRecord, maybe, asList, at } from '../../harness/harness.js';
 import * as webhooks from '../../factories/webhook.factory.js';
 
 // Issue 24 (14): every list answer says how many records match (`X-Total-Count`), the hint of more: more records
@@ -21,10 +21,10 @@ beforeAll(async () => {
 
 /** Every list of the API: the document's GET operations that answer an array, their `{uuid}` filled in. */
 function lists(): string[] {
-  const doc = buildOpenApiDocument(appRouter, 'https://demo.example/api') as { paths: Record<string, Record<string, any>> };
+  const doc = buildOpenApiDocument(appRouter, 'https://demo.example/api');
   const ids: Record<string, string> = { offers: offerUuid, webhooks: webhookUuid };
-  return Object.entries(doc.paths)
-    .filter(([, ops]) => ops.get?.responses?.['200']?.content?.['application/json']?.schema?.type === 'array')
+  return Object.entries(asRecord(doc.paths))
+    .filter(([, ops]) => maybe(ops, 'get', 'responses', '200', 'content', 'application/json', 'schema', 'type') === 'array')
     .map(([path]) => path.replace(/^\/(\w+)\/\{uuid\}/, (_, resource: string) => `/${resource}/${ids[resource] ?? '{uuid}'}`));
 }
 
@@ -49,7 +49,7 @@ describe('paging headers', () => {
       expect(Array.isArray(first.body), list).toBe(true);
       noLink(first, list);
       const total = totalOf(first, list);
-      const seen: unknown[] = [...first.body];
+      const seen: unknown[] = [...asList(first.body)];
       let page = 1;
       while (page * perPage < total) {
         page++;
@@ -57,8 +57,8 @@ describe('paging headers', () => {
         expect(res.status, `${list} page ${page}`).toBe(200);
         noLink(res, `${list} page ${page}`);
         expect(totalOf(res, list), `${list} page ${page}`).toBe(total);
-        expect(res.body.length, `${list} page ${page}`).toBe(Math.min(perPage, total - (page - 1) * perPage));
-        seen.push(...res.body);
+        expect(at(res.body, 'length'), `${list} page ${page}`).toBe(Math.min(perPage, total - (page - 1) * perPage));
+        seen.push(...asList(res.body));
       }
       expect(seen.length, list).toBe(total);
       // The page after the last: empty, with the same total and no Link either.

@@ -14,7 +14,7 @@ import { ArchiveError } from '../../../src/platform/tenancy/archive.js';
 import { exportTenant } from '../../../src/platform/tenancy/archive-export.js';
 import { importTenant } from '../../../src/platform/tenancy/archive-import.js';
 import { loadTenants, upsertTenant } from '../../../src/platform/tenancy/registry.js';
-import { ownDatabase, slugOf, startHarness, useHarness, type Harness } from '../../harness/harness.js';
+import { ownDatabase, slugOf, startHarness, useHarness, type Harness, type Schema, type TestResponse, isRecord } from '../../harness/harness.js';
 import * as webhooks from '../../factories/webhook.factory.js';
 
 // Issue 24 (3): a municipality moves to another database: `tenant export` on one deployment, `tenant import` under
@@ -47,13 +47,14 @@ afterAll(async () => {
 });
 
 /** Every record of a list, page by page while `page * itemsPerPage < X-Total-Count` (no `Link`, spec 4.1), as the caller reads them. */
-async function everything(hh: Harness, hostName: string, basePath: string, listPath: string, token: string): Promise<{ total: number; rows: any[] }> {
-  const rows: any[] = [];
+async function everything(hh: Harness, hostName: string, basePath: string, listPath: string, token: string): Promise<{ total: number; rows: unknown[] }> {
+  const rows: unknown[] = [];
   const perPage = 50;
   let total = -1;
   for (let page = 1; page === 1 || (page - 1) * perPage < total; page++) {
     const res = await hh.request('GET', `${basePath}${listPath}${listPath.includes('?') ? '&' : '?'}itemsPerPage=${perPage}&page=${page}`, { host: hostName, token });
     expect(res.status, `${listPath}: ${res.text.slice(0, 300)}`).toBe(200);
+    if (!Array.isArray(res.body)) throw new Error(`${listPath}: not a list: ${res.text.slice(0, 300)}`);
     rows.push(...res.body);
     total = Number(res.headers['x-total-count']);
   }
@@ -91,7 +92,7 @@ describe('tenant export and import', () => {
     for (const table of Object.keys(source)) expect(copy[table], table).toEqual(source[table]);
 
     // The API, list by list, with the source's own admin token.
-    const url = (o: any) => ({ ...o, url: o.url?.replace(`https://${t.host}/`, `https://${host}/`) });
+    const url = (o: unknown) => (isRecord(o) && typeof o.url === 'string' ? { ...o, url: o.url.replace(`https://${t.host}/`, `https://${host}/`) } : o);
     for (const list of LISTS) {
       const a = await everything(h, t.host, '/api', list, t.adminToken);
       const b = await everything(target, host, '', list, t.adminToken);
@@ -100,13 +101,13 @@ describe('tenant export and import', () => {
       expect(list === '/offers' ? b.rows.map(url) : b.rows, list).toEqual(list === '/offers' ? a.rows.map(url) : a.rows);
     }
     const anonymous = await target.request('GET', '/offers?itemsPerPage=200', { host });
-    expect(anonymous.body.map((o: any) => o.uuid)).toEqual((await t.get('/offers?itemsPerPage=200', { token: null })).body.map((o: any) => o.uuid));
+    expect(anonymous.body.map((o) => o.uuid)).toEqual((await t.get('/offers?itemsPerPage=200', { token: null })).body.map((o) => o.uuid));
     // The event feed: the same events in the same order (cursors are the new database's own).
-    const feed = async (hh: Harness, hostName: string, base: string, after: string | null = null) => {
-      const all: any[] = [];
-      let cursor = after;
+    const feed = async (hh: Harness, hostName: string, base: '/api' | '', after: string | null = null) => {
+      const all: Schema<'Event'>[] = [];
+      let cursor: string | null | undefined = after;
       for (;;) {
-        const res = await hh.request('GET', `${base}/events?itemsPerPage=200${cursor ? `&after=${cursor}` : ''}`, { host: hostName, token: t.adminToken });
+        const res: TestResponse<Schema<'EventPage'>> = await hh.request('GET', `${base}/events?itemsPerPage=200${cursor ? `&after=${cursor}` : ''}`, { host: hostName, token: t.adminToken });
         expect(res.status, res.text.slice(0, 200)).toBe(200);
         all.push(...res.body.events);
         if (res.body.events.length === 0) return { events: all, next: cursor };
@@ -135,7 +136,7 @@ describe('tenant export and import', () => {
     const published = await target.request('POST', `/offers/${draft.uuid}/transition`, { host, token: t.adminToken, body: { transition: 'publish' } });
     expect(published.status, published.text).toBe(200);
     const after = await eventually(() => feed(target, host, '', moved.next), (f) => f.events.length > 0);
-    expect(after.events.map((e: any) => e.type)).toEqual(['offer.published']);
+    expect(after.events.map((e) => e.type)).toEqual(['offer.published']);
   }, 180_000);
 
   it('refuses, in a sentence and changing nothing, a taken slug or host, a newer schema version and a damaged file', async () => {

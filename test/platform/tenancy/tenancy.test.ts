@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { expectProblem, startHarness, useHarness, type TestResponse } from '../../harness/harness.js';
+import { expectProblem, startHarness, useHarness, type TestResponse, at } from '../../harness/harness.js';
 import { procedure, router } from '../../../src/platform/http/trpc.js';
 import { addTenant, removeTenant, setTenant } from '../../../src/platform/tenancy/operations.js';
 import { TenantRegistry } from '../../../src/platform/tenancy/registry.js';
@@ -47,7 +47,7 @@ describe('host resolution', () => {
     expectProblem(await h.request('GET', '/api/categories', { host: root.host, token: root.adminToken }), 404);
     const doc = await h.request('GET', '/openapi.json', { host: root.host });
     // Issue 24: the scheme and port the request came in on (plain http here, no port in the Host header).
-    expect(doc.body.servers[0].url).toBe(`http://${root.host}`);
+    expect(at(doc.body, 'servers', 0, 'url')).toBe(`http://${root.host}`);
   });
 
   it('resolves a Host header with a port and in upper case', async () => {

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { expectProblem, useHarness, type TestTenant } from '../../harness/harness.js';
+import { expectProblem, useHarness, type TestTenant, type Schema } from '../../harness/harness.js';
 import { newUuid, uuidToBase58 } from '../../../src/platform/http/ids.js';
 import { resolveAccountRef } from '../../../src/engines/families/index.js';
 
@@ -93,7 +93,7 @@ describe('GET /accounts/{uuid}', () => {
 
 describe('GET /accounts', () => {
   let u: TestTenant;
-  const made: Record<string, any> = {};
+  const made: Record<string, Schema<'Account'>> = {};
   beforeAll(async () => {
     u = await h.tenant();
     for (const [email, firstname, lastname] of [
@@ -111,17 +111,17 @@ describe('GET /accounts', () => {
   it('sorts by lastname, firstname with German collation and embeds every page\'s participants', async () => {
     const res = await u.get('/accounts');
     expect(res.status).toBe(200);
-    expect(res.body.map((a: any) => a.name)).toEqual(['Anna Abel', 'Bernd Abel', 'Oscar Ortmann', 'Zoë Özdemir', 'Clara Zimmer']);
-    expect(res.body[0].participants.map((p: any) => p.name)).toEqual(['Max Abel', 'Mia Abel']);
+    expect(res.body.map((a) => a.name)).toEqual(['Anna Abel', 'Bernd Abel', 'Oscar Ortmann', 'Zoë Özdemir', 'Clara Zimmer']);
+    expect(res.body[0].participants.map((p) => p.name)).toEqual(['Max Abel', 'Mia Abel']);
     expect(res.body[1].participants).toEqual([]);
-    expect(res.body[4].participants.map((p: any) => p.name)).toEqual(['Lou Zimmer']);
+    expect(res.body[4].participants.map((p) => p.name)).toEqual(['Lou Zimmer']);
     for (const a of res.body) expect(Array.isArray(a.participants)).toBe(true);
   });
 
   it('searches name and e-mail with q, ignoring case', async () => {
-    expect((await u.get('/accounts?q=ABEL')).body.map((a: any) => a.firstname)).toEqual(['Anna', 'Bernd']);
-    expect((await u.get('/accounts?q=anna%20abel')).body.map((a: any) => a.firstname)).toEqual(['Anna']);
-    expect((await u.get('/accounts?q=FAMILIE-ortmann')).body.map((a: any) => a.firstname)).toEqual(['Oscar']);
+    expect((await u.get('/accounts?q=ABEL')).body.map((a) => a.firstname)).toEqual(['Anna', 'Bernd']);
+    expect((await u.get('/accounts?q=anna%20abel')).body.map((a) => a.firstname)).toEqual(['Anna']);
+    expect((await u.get('/accounts?q=FAMILIE-ortmann')).body.map((a) => a.firstname)).toEqual(['Oscar']);
     expect((await u.get('/accounts?q=example.org')).body).toHaveLength(4);
     expect((await u.get('/accounts?q=%25')).body).toEqual([]);
   });
@@ -131,7 +131,7 @@ describe('GET /accounts', () => {
     expect((await u.get('/accounts?modifiedSince=2000-01-01T00:00:00Z')).body).toHaveLength(5);
     expectProblem(await u.get('/accounts?modifiedSince=gestern'), 400);
     const p2 = await u.get('/accounts?itemsPerPage=2&page=2');
-    expect(p2.body.map((a: any) => a.name)).toEqual(['Oscar Ortmann', 'Zoë Özdemir']);
+    expect(p2.body.map((a) => a.name)).toEqual(['Oscar Ortmann', 'Zoë Özdemir']);
     expect((await u.get('/accounts?itemsPerPage=2&page=9')).body).toEqual([]);
     expectProblem(await u.get('/accounts?itemsPerPage=201'), 400);
     expectProblem(await u.get('/accounts?page=0'), 400);
@@ -141,7 +141,7 @@ describe('GET /accounts', () => {
     const a = (await u.post('/accounts', { email: 'sync@example.org' })).body;
     const changedSince = async () => {
       const res = await u.get(`/accounts?modifiedSince=${encodeURIComponent(since)}`);
-      return res.body.map((x: any) => x.uuid);
+      return res.body.map((x) => x.uuid);
     };
     let since = new Date().toISOString();
     expect(await changedSince()).toEqual([]);

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { useHarness } from '../../harness/harness.js';
+import { useHarness, type Schema } from '../../harness/harness.js';
 import { executorOf } from '../../../src/platform/db/orm.js';
 import { qualified, sql } from '../../../src/platform/db/sql.js';
 import { newUuid } from '../../../src/platform/http/ids.js';
@@ -13,7 +13,7 @@ import {
 // A new application written by one statement under the offer's lock (issue 10.1; writes.ts `appendApplication`,
 // migrations/tenant/Migration20261125000200AppendApplication.ts): the same list order, charge and mail as the
 // general way, and nothing written when it must leave the decision to the general way.
-let edition: any;
+let edition: Schema<'Edition'>;
 
 const { h, t } = useHarness();
 beforeAll(async () => {
@@ -45,9 +45,9 @@ describe('a new application is appended at the end of its group (D10)', () => {
     expect(after.map((a) => a.uuid)).toEqual([first.uuid, next.uuid, waitlisted.uuid, waiting.uuid, rejected.uuid]);
     const modified = new Map(before.map((a) => [a.uuid, a.modifiedAt]));
     expect(after[0].modifiedAt).toBe(modified.get(first.uuid));
-    for (const a of after.slice(2)) expect(Date.parse(a.modifiedAt)).toBeGreaterThanOrEqual(Date.parse(modified.get(a.uuid)));
+    for (const a of after.slice(2)) expect(Date.parse(a.modifiedAt)).toBeGreaterThanOrEqual(Date.parse(modified.get(a.uuid)!));
     const since = (await t.get(`/attendances?offer=${offer.uuid}&modifiedSince=${encodeURIComponent(next.createdAt)}`)).body;
-    expect(since.map((a: any) => a.uuid)).toEqual(expect.arrayContaining([next.uuid, waitlisted.uuid, waiting.uuid, rejected.uuid]));
+    expect(since.map((a) => a.uuid)).toEqual(expect.arrayContaining([next.uuid, waitlisted.uuid, waiting.uuid, rejected.uuid]));
 
     // A waitlisted one goes behind the waitlisted, before the waiting.
     const late = await newApplication(t, offer.uuid, { status: 'waitlisted' });
@@ -74,7 +74,7 @@ describe('the answer is made from what was read and written', () => {
       edition: edition.uuid, maxParticipants: 1, fee: 800, dates: [{ begin: '2027-07-05T09:00:00+02:00', end: '2027-07-05T15:00:00+02:00' }],
     });
     const family = await createAccount(t, { firstname: 'Eva', lastname: 'Berg' });
-    const asRead = async (a: any) => {
+    const asRead = async (a: Schema<'Attendance'>) => {
       expect((await t.get(`/attendances/${a.uuid}`)).body).toEqual(a);
       return a;
     };
@@ -111,7 +111,7 @@ describe('the charge and the e-mail are written by the same statement', () => {
     expect(held).toMatchObject({ status: 'confirmed', heldBack: true, payable: false });
     for (const x of [waitlisted, held]) {
       expect(await bookingsOf(x.uuid)).toEqual([]);
-      const debtors = await sql<{ n: number }>`select count(*)::int as n from ${table('debtors')} where participant_uuid = ${x.participant.uuid}::uuid`.execute(db());
+      const debtors = await sql<{ n: number }>`select count(*)::int as n from ${table('debtors')} where participant_uuid = ${x.participant!.uuid}::uuid`.execute(db());
       expect(debtors.rows[0]!.n).toBe(0);
     }
     // A second child of the same family: the family's one ledger for the edition.
@@ -138,7 +138,7 @@ describe('the charge and the e-mail are written by the same statement', () => {
     // Without notify, or without an address: no e-mail.
     const quiet = await newApplication(t, offer.uuid);
     const noAddress = await newApplication(t, offer.uuid, { notify: true });
-    const rest = (await outbox(h, t)).filter((m) => [quiet.uuid, noAddress.uuid].includes(m.payload.attendance));
+    const rest = (await outbox(h, t)).filter((m) => [quiet.uuid, noAddress.uuid].includes(String(m.payload.attendance)));
     expect(rest).toEqual([]);
   });
 });

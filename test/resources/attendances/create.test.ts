@@ -1,13 +1,13 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { expectProblem, useHarness } from '../../harness/harness.js';
+import { expectProblem, useHarness, type Schema } from '../../harness/harness.js';
 import { uuidToBase58 } from '../../../src/platform/http/ids.js';
 import {
   apply, createAccount, createOffer, createParticipant, expectDenseSorting, firstcome, list, lot, newApplication, outbox,
 } from './helpers.js';
 
 // POST /attendances and GET /attendances/{uuid} (spec 2.2, 3.2, 4.3 "Create"; D10 "Applications").
-let fcfs: any;
-let byLot: any;
+let fcfs: Schema<'Edition'>;
+let byLot: Schema<'Edition'>;
 
 const FIELDS = [
   'uuid', 'status', 'offer', 'edition', 'participant', 'participantAge', 'participantPseudonym', 'account', 'createdAt', 'modifiedAt', 'statusChangedAt', 'confirmedAt',
@@ -40,7 +40,7 @@ describe('POST /attendances without status: the edition’s procedure decides', 
       transitions: ['waitlist', 'reject', 'withdraw', 'reset', 'unfulfill', 'participated', 'noshow'],
     });
     expect(first.decisionReason).toMatch(/Platz/);
-    for (const k of ['createdAt', 'modifiedAt', 'statusChangedAt', 'confirmedAt']) expect(first[k]).toMatch(TS);
+    for (const k of ['createdAt', 'modifiedAt', 'statusChangedAt', 'confirmedAt'] as const) expect(first[k]).toMatch(TS);
     expect(first).not.toHaveProperty('userPriority');
 
     const second = await newApplication(t, offer.uuid);
@@ -141,7 +141,7 @@ describe('POST /attendances with status, commit, notify, allAlternateDates', () 
     const child = await createParticipant(t);
     const a = await apply(t, uuidToBase58(offer.uuid), uuidToBase58(child.uuid));
     expect(a.offer.uuid).toBe(offer.uuid);
-    expect(a.participant.uuid).toBe(child.uuid);
+    expect(a.participant!.uuid).toBe(child.uuid);
   });
 });
 
@@ -159,10 +159,10 @@ describe('an existing application of the participant for the offer is reused', (
     await h.jobs.drain();
     // The running first-come phase moved the waiting list up (D10, a job): the child now has the place.
     expect((await t.get(`/attendances/${first.uuid}`)).body.status).toBe('confirmed');
-    const withdrawnOnce = await apply(t, offer.uuid, other.participant.uuid);
+    const withdrawnOnce = await apply(t, offer.uuid, other.participant!.uuid);
     expect(withdrawnOnce.uuid).toBe(other.uuid);
     expect(withdrawnOnce.status).toBe('waitlisted'); // withdrawn, applied again: fully booked
-    const reused = await apply(t, offer.uuid, other.participant.uuid, { status: 'confirmed', commit: false });
+    const reused = await apply(t, offer.uuid, other.participant!.uuid, { status: 'confirmed', commit: false });
     expect(reused).toMatchObject({ uuid: other.uuid, status: 'confirmed', heldBack: true });
     const items = await list(t, offer.uuid);
     expect(items).toHaveLength(2);
@@ -172,14 +172,14 @@ describe('an existing application of the participant for the offer is reused', (
   it('re-deciding a confirmed application counts its own place as free', async () => {
     const offer = await createOffer(t, { edition: fcfs.uuid, maxParticipants: 1 });
     const a = await newApplication(t, offer.uuid);
-    const again = await apply(t, offer.uuid, a.participant.uuid);
+    const again = await apply(t, offer.uuid, a.participant!.uuid);
     expect(again).toMatchObject({ uuid: a.uuid, status: 'confirmed', sorting: 1, statusChangedAt: a.statusChangedAt });
   });
 });
 
 describe('POST /attendances bad input', () => {
-  let offer: any;
-  let child: any;
+  let offer: Schema<'Offer'>;
+  let child: Schema<'Participant'>;
   beforeAll(async () => {
     offer = await createOffer(t, { edition: fcfs.uuid });
     child = await createParticipant(t);

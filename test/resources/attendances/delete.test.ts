@@ -1,9 +1,9 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { expectProblem, useHarness } from '../../harness/harness.js';
+import { expectProblem, useHarness, type Schema } from '../../harness/harness.js';
 import { createOffer, createOrganiser, expectDenseSorting, firstcome, list, lot, newApplication, outbox, setColumns } from './helpers.js';
 
 // DELETE /attendances/{uuid} (spec 4.3 "Delete"), and what other resources' deletes do with applications.
-let byLot: any;
+let byLot: Schema<'Edition'>;
 
 const { h, t } = useHarness();
 beforeAll(async () => {
@@ -24,7 +24,7 @@ describe('DELETE /attendances/{uuid}', () => {
     expect(items.map((x) => x.uuid)).toEqual([b.uuid]);
     expectDenseSorting(items);
     // Applying again makes a new application.
-    const again = (await t.post('/attendances', { offer: offer.uuid, participant: a.participant.uuid })).body;
+    const again = (await t.post('/attendances', { offer: offer.uuid, participant: a.participant!.uuid })).body;
     expect(again.uuid).not.toBe(a.uuid);
   });
 
@@ -69,11 +69,11 @@ describe('deleting records applications refer to', () => {
   it('a participant: its unpaid applications go with it; a paid one refuses (409)', async () => {
     const offer = await createOffer(t, { edition: byLot.uuid });
     const a = await newApplication(t, offer.uuid);
-    expect((await t.del(`/participants/${a.participant.uuid}`)).status).toBe(204);
+    expect((await t.del(`/participants/${a.participant!.uuid}`)).status).toBe(204);
     expectProblem(await t.get(`/attendances/${a.uuid}`), 404);
     const b = await newApplication(t, offer.uuid, { status: 'confirmed' });
     await setColumns(h, t, b.uuid, { paid: true });
-    expectProblem(await t.del(`/participants/${b.participant.uuid}`), 409);
+    expectProblem(await t.del(`/participants/${b.participant!.uuid}`), 409);
     expect((await t.get(`/attendances/${b.uuid}`)).status).toBe(200);
   });
 

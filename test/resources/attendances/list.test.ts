@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { expectProblem, useHarness, type TestTenant } from '../../harness/harness.js';
+import { expectProblem, useHarness, type TestTenant, type Schema, at } from '../../harness/harness.js';
 import { spyOnQueries } from '../../harness/queries.js';
 import { uuidToBase58 } from '../../../src/platform/http/ids.js';
 import { executorOf } from '../../../src/platform/db/orm.js';
@@ -11,15 +11,15 @@ import {
 } from './helpers.js';
 
 // GET /attendances and GET /offers/{uuid}/attendances (spec 4.3 "List", "Access rules", 5.5; D10).
-let edA: any;
-let edB: any;
-let hostA: any;
-let hostB: any;
-let offerA: any;
-let offerB: any;
-let family: any;
-let kids: any[];
-const apps: Record<string, any> = {};
+let edA: Schema<'Edition'>;
+let edB: Schema<'Edition'>;
+let hostA: Schema<'Organiser'>;
+let hostB: Schema<'Organiser'>;
+let offerA: Schema<'Offer'>;
+let offerB: Schema<'Offer'>;
+let family: Schema<'Account'>;
+let kids: Schema<'Participant'>[];
+const apps: Record<string, Schema<'Attendance'>> = {};
 
 const { h, t } = useHarness();
 beforeAll(async () => {
@@ -43,7 +43,7 @@ beforeAll(async () => {
   apps.b3 = await apply(t, offerB.uuid, kids[3].uuid, { status: 'confirmed' });
 });
 
-const uuids = (res: { body: any[] }) => res.body.map((a: any) => a.uuid);
+const uuids = (res: { body: Schema<'Attendance'>[] }) => res.body.map((a) => a.uuid);
 
 describe('GET /attendances (admins see all)', () => {
   it('lists newest first', async () => {
@@ -57,7 +57,7 @@ describe('GET /attendances (admins see all)', () => {
     const byFilter = await t.get(`/attendances?offer=${offerA.uuid}`);
     const byPath = await t.get(`/offers/${uuidToBase58(offerA.uuid)}/attendances`);
     expect(byFilter.body).toEqual(byPath.body);
-    expect(byFilter.body.map((a: any) => [a.uuid, a.status])).toEqual([
+    expect(byFilter.body.map((a) => [a.uuid, a.status])).toEqual([
       [apps.a1.uuid, 'confirmed'], [apps.a0.uuid, 'waitlisted'], [apps.a2.uuid, 'waitlisted'],
     ]);
     expectDenseSorting(byFilter.body);
@@ -108,8 +108,8 @@ describe('GET /attendances (admins see all)', () => {
     const all = (await t.get('/attendances')).body;
     for (const flag of [true, false]) {
       const res = await t.get(`/attendances?payable=${flag}`);
-      expect(res.body.every((a: any) => a.payable === flag)).toBe(true);
-      expect(res.body.length).toBe(all.filter((a: any) => a.payable === flag).length);
+      expect(res.body.every((a) => a.payable === flag)).toBe(true);
+      expect(res.body.length).toBe(all.filter((a) => a.payable === flag).length);
     }
     // The field is the domain rule (offer A has a fee; B is free; a1 is held back).
     expect(uuids(await t.get('/attendances?payable=1'))).toEqual([apps.a0.uuid]);
@@ -169,7 +169,7 @@ describe('GET /attendances (admins see all)', () => {
       queries.count = 0;
       const res = await u.get(path);
       expect(res.status).toBe(200);
-      return { n: queries.count, len: res.body.length };
+      return { n: queries.count, len: at(res.body, 'length') };
     };
     try {
       for (const base of ['/attendances?', `/attendances?offer=${offer.uuid}&`, `/offers/${offer.uuid}/attendances?`]) {
@@ -186,12 +186,12 @@ describe('GET /attendances (admins see all)', () => {
 
 describe('organiser users (spec 4.3 access rules)', () => {
   let u: TestTenant;
-  let host: any;
-  let otherHost: any;
-  let released: any;
+  let host: Schema<'Organiser'>;
+  let otherHost: Schema<'Organiser'>;
+  let released: Schema<'Edition'>;
   let org: string;
-  let own: any;
-  const ownApps: Record<string, any> = {};
+  let own: Schema<'Offer'>;
+  const ownApps: Record<string, Schema<'Attendance'>> = {};
 
   beforeAll(async () => {
     u = await h.tenant({ settings: { retentionWeeks: 4 } });
@@ -219,25 +219,25 @@ describe('organiser users (spec 4.3 access rules)', () => {
     const res = await u.get(`/attendances?offer=${own.uuid}`, { token: org });
     expect(res.status, res.text).toBe(200);
     expect(res.body).toEqual((await u.get(`/offers/${own.uuid}/attendances`, { token: org })).body);
-    const by = Object.fromEntries(res.body.map((a: any) => [a.uuid, a]));
+    const by = Object.fromEntries(res.body.map((a) => [a.uuid, a]));
     const named = by[ownApps.confirmed.uuid];
     expect(named).toMatchObject({ piiMasked: false, participant: { name: 'Clara Kind' }, account: { name: 'Eva Eltern' } });
     expect(by[ownApps.waitlisted.uuid]).toMatchObject({ piiMasked: false, participant: { name: 'Wanda Kind' } });
     for (const k of ['held', 'waiting', 'rejected']) {
       const a = by[ownApps[k].uuid];
       expect(a.piiMasked, k).toBe(true);
-      expect(a.participant, k).toEqual({ uuid: ownApps[k].participant.uuid });
-      expect(a.account, k).toEqual({ uuid: ownApps[k].account.uuid });
+      expect(a.participant, k).toEqual({ uuid: ownApps[k].participant!.uuid });
+      expect(a.account, k).toEqual({ uuid: ownApps[k].account!.uuid });
     }
     // Admins always see the names.
     const admin = (await u.get(`/attendances?offer=${own.uuid}`)).body;
-    expect(admin.every((a: any) => a.piiMasked === false && a.participant.name)).toBe(true);
+    expect(admin.every((a) => a.piiMasked === false && a.participant!.name)).toBe(true);
   });
 
   it('read single applications of their released lists, with the same masking', async () => {
     const res = await u.get(`/attendances/${ownApps.waiting.uuid}`, { token: org });
     expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ piiMasked: true, participant: { uuid: ownApps.waiting.participant.uuid } });
+    expect(res.body).toMatchObject({ piiMasked: true, participant: { uuid: ownApps.waiting.participant!.uuid } });
     expect(res.body.participant).not.toHaveProperty('name');
   });
 

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { expectProblem, useHarness } from '../../harness/harness.js';
+import { expectProblem, useHarness, type Schema } from '../../harness/harness.js';
 import { QUEUES } from '../../../src/platform/jobs/queue.js';
 import {
   createAccount, createOffer, createOrganiser, createParticipant, apply, firstcome, list, lot, newApplication, outbox, transitionOk,
@@ -7,7 +7,7 @@ import {
 
 // What applications change on offers (spec 2.3 vacancies/fullyBooked, D10 `attendances` counts) and the
 // refill of spec 4.2 / D5 (`POST /offers/{uuid}/refill`, 202).
-let byLot: any;
+let byLot: Schema<'Edition'>;
 
 const { h, t } = useHarness();
 beforeAll(async () => {
@@ -32,7 +32,7 @@ describe('offers show real vacancies, fullyBooked and token-view counts', () => 
     const view = (await t.get(`/offers/${offer.uuid}`)).body;
     expect(view).toMatchObject({ maxParticipants: 3, vacancies: 1, fullyBooked: false });
     expect(view.attendances).toEqual({ ...ZERO, confirmed: 2, waitlisted: 1, waiting: 1, rejected: 1 });
-    const listed = (await t.get(`/offers?edition=${byLot.uuid}`)).body.find((o: any) => o.uuid === offer.uuid);
+    const listed = (await t.get(`/offers?edition=${byLot.uuid}`)).body.find((o) => o.uuid === offer.uuid);
     expect(listed).toEqual(view);
     // Anonymous callers see vacancies and fullyBooked, never the counts.
     const anon = (await t.get(`/offers/${offer.uuid}`, { token: null })).body;
@@ -51,7 +51,7 @@ describe('offers show real vacancies, fullyBooked and token-view counts', () => 
     const view = (await t.get(`/offers/${offer.uuid}`)).body;
     expect(view).not.toHaveProperty('vacancies');
     expect(view.fullyBooked).toBe(false);
-    expect(view.attendances.confirmed).toBe(1);
+    expect(view.attendances!.confirmed).toBe(1);
   });
 
   it('cancel with notify e-mails the confirmed families once', async () => {

@@ -44,7 +44,7 @@ describe('confirming past capacity', () => {
     expect(moved.body.decisionReason).toMatch(BEYOND);
     view = await offerView(o.uuid);
     expect(view.overbooked).toBe(3);
-    expect(view.attendances.confirmed).toBe(4);
+    expect(view.attendances!.confirmed).toBe(4);
 
     // A withdrawal brings it down again; anonymous callers do not see the internal count.
     await transitionOk(t, third.uuid, 'withdraw');

@@ -54,7 +54,7 @@ describe('every freed place moves the waiting list up, as a job, during a runnin
 
   it('deleting the participant of a confirmed place: the offer is locked, the list renumbered, the waiting list moves up', async () => {
     const { offer, holder, next } = await fullOffer(t);
-    expect((await t.del(`/participants/${holder.participant.uuid}`)).status).toBe(204);
+    expect((await t.del(`/participants/${holder.participant!.uuid}`)).status).toBe(204);
     const now = await list(t, offer.uuid);
     expect(now.map((a) => a.status)).toEqual(['waitlisted', 'waitlisted']);
     expectDenseSorting(now);
@@ -129,7 +129,7 @@ describe('before a lot edition is committed, a refill holds its decisions back (
     const committed = await list(u, offer.uuid);
     expect(committed.every((a) => !a.heldBack)).toBe(true);
     expect(committed.find((a) => a.uuid === moved.uuid)).toMatchObject({ status: 'confirmed', payable: true });
-    expect((await u.get(`/bookings?attendance=${moved.uuid}`)).body.map((b: any) => b.amount)).toEqual([1500]);
+    expect((await u.get(`/bookings?attendance=${moved.uuid}`)).body.map((b) => b.amount)).toEqual([1500]);
     const mails = await outbox(h, u);
     expect(mails.filter((m) => m.kind === 'edition_decisions')).toHaveLength(4);
 
@@ -156,7 +156,7 @@ describe('a commit: false decision in a first-come edition', () => {
     await h.jobs.drain();
     const moved = await status(t, next.uuid);
     expect(moved).toMatchObject({ status: 'confirmed', heldBack: false, payable: true });
-    expect((await t.get(`/bookings?attendance=${next.uuid}`)).body.map((x: any) => x.amount)).toEqual([900]);
+    expect((await t.get(`/bookings?attendance=${next.uuid}`)).body.map((x) => x.amount)).toEqual([900]);
     expect((await outbox(h, t)).filter((m) => m.payload.cause === 'refill').map((m) => m.recipient)).toContain(`next-${b.uuid}@example.org`);
   });
 });
@@ -170,7 +170,7 @@ describe('deletes take the offer locks first (issue 13.4)', () => {
       expect(a).toMatchObject({ status: 'confirmed', payable: true });
       const [receipt, deleted] = await Promise.all([
         t.post('/receipts', { items: [{ attendance: a.uuid }] }),
-        t.del(`/participants/${a.participant.uuid}`),
+        t.del(`/participants/${a.participant!.uuid}`),
       ]);
       const outcome = `${receipt.status}/${deleted.status}`;
       expect(['201/409', '422/204'], `${outcome}: ${receipt.text} ${deleted.text}`).toContain(outcome);
@@ -199,8 +199,8 @@ describe('deletes take the offer locks first (issue 13.4)', () => {
       // The charge lives with the child now (its own debtor): one charge and its cancellation on the old
       // application, one charge on the new, summing to the fee.
       const all = (await t.get(`/bookings?itemsPerPage=200&attendance=${moved.body.uuid}`)).body;
-      expect(all.reduce((s: number, b: any) => s + b.amount, 0)).toBe(300);
-      const debtor = (await t.get(`/debtors?itemsPerPage=200`)).body.find((d: any) => d.participant?.uuid === child.uuid);
+      expect(all.reduce((s, b) => s + b.amount, 0)).toBe(300);
+      const debtor = (await t.get(`/debtors?itemsPerPage=200`)).body.find((d) => d.participant?.uuid === child.uuid);
       expect(debtor).toMatchObject({ balance: 300 });
     }
   });

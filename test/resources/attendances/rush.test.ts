@@ -1,11 +1,11 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { useHarness } from '../../harness/harness.js';
+import { useHarness, type Schema } from '../../harness/harness.js';
 import { createOffer, createParticipant, expectDenseSorting, firstcome, list, newApplication } from './helpers.js';
 
 // Zero overbooking under a rush (spec 4.3 "Create", D10): fifty families applying for the last places of one
 // offer at the same second get exactly as many confirmations as places, distinct sorting values, and no 5xx.
 // Writers of one offer take turns on the offer's row lock in PostgreSQL, not in process memory.
-let edition: any;
+let edition: Schema<'Edition'>;
 
 const FAMILIES = 50;
 const PLACES = 10;

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { expectProblem, useHarness, type TestTenant } from '../../harness/harness.js';
+import { expectProblem, useHarness, type TestTenant, type Schema } from '../../harness/harness.js';
 import { uuidToBase58 } from '../../../src/platform/http/ids.js';
 import { executorOf } from '../../../src/platform/db/orm.js';
 import { qualified, sql } from '../../../src/platform/db/sql.js';
@@ -9,7 +9,7 @@ import {
 } from './helpers.js';
 
 // POST /attendances/{uuid}/transfer (spec 3.2, 4.3 "Transfer" rules 1-7; D10).
-let byLot: any;
+let byLot: Schema<'Edition'>;
 
 const { h, t } = useHarness();
 beforeAll(async () => {
@@ -24,13 +24,13 @@ describe('transfer (rules 1, 2, 4)', () => {
     const source = await createOffer(t, { edition: byLot.uuid, fee: 1200, applicationQuestions: [{ label: 'Frage', type: 'txt' }] });
     const target = await createOffer(t, { edition: byLot.uuid, fee: 3000 });
     const a = await newApplication(t, source.uuid, { status: 'confirmed', allAlternateDates: false });
-    await t.patch(`/attendances/${a.uuid}`, { userPriority: 2, answers: { [source.applicationQuestions[0].uuid]: 'Antwort' } });
+    await t.patch(`/attendances/${a.uuid}`, { userPriority: 2, answers: { [source.applicationQuestions![0].uuid]: 'Antwort' } });
     const res = await transfer(t, a.uuid, { offer: uuidToBase58(target.uuid) });
     expect(res.status, res.text).toBe(201);
     const b = res.body;
     expect(b.uuid).not.toBe(a.uuid);
     expect(b).toMatchObject({
-      status: 'waiting', offer: { uuid: target.uuid }, participant: { uuid: a.participant.uuid },
+      status: 'waiting', offer: { uuid: target.uuid }, participant: { uuid: a.participant!.uuid },
       fee: 1200, paid: false, userPriority: 2, allAlternateDates: false, answers: [], heldBack: false, sorting: 1,
     });
     expectProblem(await t.get(`/attendances/${a.uuid}`), 404);
@@ -116,8 +116,8 @@ describe('places (rules 3 and 4)', () => {
 });
 
 describe('refused transfers (rules 5, 6, 7)', () => {
-  let source: any;
-  let target: any;
+  let source: Schema<'Offer'>;
+  let target: Schema<'Offer'>;
   beforeAll(async () => {
     source = await createOffer(t, { edition: byLot.uuid });
     target = await createOffer(t, { edition: byLot.uuid });
@@ -140,7 +140,7 @@ describe('refused transfers (rules 5, 6, 7)', () => {
 
   it('when the participant was pseudonymised: 409', async () => {
     const a = await newApplication(t, source.uuid);
-    await sql`update ${qualified(t.tenant.schema, 'participants')} set pseudonymised_at = now() where uuid = ${a.participant.uuid}::uuid`
+    await sql`update ${qualified(t.tenant.schema, 'participants')} set pseudonymised_at = now() where uuid = ${a.participant!.uuid}::uuid`
       .execute(executorOf(h.orm));
     expect(expectProblem(await transfer(t, a.uuid, { offer: target.uuid }), 409).detail).toMatch(/pseudonymised/);
   });

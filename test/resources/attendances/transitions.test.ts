@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { expectProblem, useHarness, type TestTenant } from '../../harness/harness.js';
+import { expectProblem, useHarness, type TestTenant, type Schema } from '../../harness/harness.js';
 import { NOT_ALLOWED, SPEC_MATRIX, TRANSITIONS } from '../../fixtures/spec-transitions.js';
 import {
   apply, createAccount, createOffer, createOrganiser, createParticipant, expectDenseSorting, firstcome, list, lot,
@@ -7,7 +7,7 @@ import {
 } from './helpers.js';
 
 // POST /attendances/{uuid}/transition (spec 3.2, 3.4, 4.3 "Transition"; D10).
-let byLot: any;
+let byLot: Schema<'Edition'>;
 
 const { h, t } = useHarness();
 beforeAll(async () => {
@@ -22,7 +22,7 @@ const possible = (state: string) => TRANSITIONS.filter((_t, i) => MATRIX[state][
 const shown = (state: string) => [...possible(state), ...(state === 'waiting' ? ['await_email', 'await_consents'] : [])];
 
 /** An application in `state`, reached through the API where a client can reach it (system-only states by SQL). */
-async function inState(offer: string, state: string): Promise<any> {
+async function inState(offer: string, state: string): Promise<Schema<'Attendance'>> {
   const via: Record<string, [string, string | null]> = {
     waiting: ['waiting', null], confirmed: ['confirmed', null], waitlisted: ['waitlisted', null],
     rejected: ['waiting', 'reject'], withdrawn: ['waiting', 'withdraw'], unfulfilled: ['waiting', 'unfulfill'],
@@ -70,7 +70,7 @@ describe('the full matrix of spec 3.2: every transition from every state', () =>
 });
 
 describe('transition requests that are refused before the state is looked at', () => {
-  let a: any;
+  let a: Schema<'Attendance'>;
   beforeAll(async () => {
     const offer = await createOffer(t, { edition: byLot.uuid });
     a = await newApplication(t, offer.uuid);
@@ -196,8 +196,8 @@ describe('side effects', () => {
 
 describe('organisers', () => {
   let u: TestTenant;
-  let host: any;
-  let offer: any;
+  let host: Schema<'Organiser'>;
+  let offer: Schema<'Offer'>;
   let org: string;
   beforeAll(async () => {
     u = await h.tenant({ settings: { organisersEditParticipantLists: true } });

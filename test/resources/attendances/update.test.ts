@@ -1,12 +1,12 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { create as uploadFile } from '../../factories/file.factory.js';
-import { expectProblem, useHarness } from '../../harness/harness.js';
+import { expectProblem, useHarness, type Schema } from '../../harness/harness.js';
 import { uuidToBase58 } from '../../../src/platform/http/ids.js';
 import { createOffer, createOrganiser, firstcome, lot, newApplication, setColumns, transitionOk } from './helpers.js';
 
 // PATCH /attendances/{uuid} (spec 4.3 "Update", 8; D10 payable and answers).
-let edition: any;
-let offer: any;
+let edition: Schema<'Edition'>;
+let offer: Schema<'Offer'>;
 let q: Record<'yn' | 'int' | 'txt' | 'file', string>;
 
 const { h, t } = useHarness();
@@ -21,7 +21,7 @@ beforeAll(async () => {
       { label: 'Attest', type: 'file' },
     ],
   });
-  const byType = Object.fromEntries(offer.applicationQuestions.map((x: any) => [x.type, x.uuid]));
+  const byType = Object.fromEntries(offer.applicationQuestions!.map((x) => [x.type, x.uuid]));
   q = byType as typeof q;
 });
 
@@ -34,7 +34,7 @@ describe('payable', () => {
     const off = await patch(a.uuid, { payable: false });
     expect(off.status).toBe(200);
     expect(off.body).toMatchObject({ payable: false, status: 'confirmed' });
-    expect((await t.get(`/attendances?payable=true&participant=${a.participant.uuid}`)).body).toEqual([]);
+    expect((await t.get(`/attendances?payable=true&participant=${a.participant!.uuid}`)).body).toEqual([]);
     expect((await patch(a.uuid, { payable: true })).body.payable).toBe(true);
   });
 
@@ -99,7 +99,7 @@ describe('answers', () => {
     ]);
     // Keys sent merge; null removes one answer.
     const next = (await patch(a.uuid, { answers: { [q.int]: 10, [q.txt]: null } })).body.answers;
-    expect(next.map((x: any) => [x.type, x.answer])).toEqual([['yn', true], ['int', 10], ['file', file]]);
+    expect(next.map((x) => [x.type, x.answer])).toEqual([['yn', true], ['int', 10], ['file', file]]);
     // answers: null clears them all.
     expect((await patch(a.uuid, { answers: null })).body.answers).toEqual([]);
   });

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { expectProblem, useHarness, type TestTenant } from '../../harness/harness.js';
+import { expectProblem, useHarness, type TestTenant, type Schema } from '../../harness/harness.js';
 import { executorOf } from '../../../src/platform/db/orm.js';
 import { qualified, sql } from '../../../src/platform/db/sql.js';
 import { uuidToBase58 } from '../../../src/platform/http/ids.js';
@@ -22,12 +22,12 @@ describe('charges follow the application (one reconciler, src/engines/ledger/cha
     expect(b).toMatchObject({
       type: 'charge', amount: 1250, attendance: a.uuid,
       edition: { uuid: a.edition.uuid, name: a.edition.name, alias: a.edition.alias },
-      debtor: { name: a.account.name },
+      debtor: { name: a.account!.name },
     });
     expect(b).not.toHaveProperty('receipt');
     expect(b.date).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}[+-]\d{2}:\d{2}$/);
     expect(b.text).toContain(a.offer.name);
-    const ledger = await ledgerOfAccount(t, a.account.uuid);
+    const ledger = await ledgerOfAccount(t, a.account!.uuid);
     expect(b.ledger).toBe(ledger.uuid);
     expect(ledger.debtor.uuid).toBe(b.debtor.uuid);
   });
@@ -81,7 +81,7 @@ describe('charges follow the application (one reconciler, src/engines/ledger/cha
   it('creating again (reuse) follows the new decision', async () => {
     const offer = await offerWithFee(t, 300);
     const a = await applyFor(t, offer.uuid, null);
-    const again = await t.post('/attendances', { offer: offer.uuid, participant: a.participant.uuid, status: 'waitlisted' });
+    const again = await t.post('/attendances', { offer: offer.uuid, participant: a.participant!.uuid, status: 'waitlisted' });
     expect(again.body.uuid).toBe(a.uuid);
     expect(await postingsOf(t, a.uuid)).toEqual([['charge', 300], ['cancellation', -300]]);
   });
@@ -90,12 +90,12 @@ describe('charges follow the application (one reconciler, src/engines/ledger/cha
     const a = await dueApplication(t);
     expect((await t.del(`/attendances/${a.uuid}`)).status).toBe(204);
     expect(await postingsOf(t, a.uuid)).toEqual([['charge', 500], ['cancellation', -500]]);
-    expect((await ledgerOfAccount(t, a.account.uuid)).balance).toBe(0);
+    expect((await ledgerOfAccount(t, a.account!.uuid)).balance).toBe(0);
   });
 
   it('deleting a participant cancels the charges of its (unpaid) applications', async () => {
     const a = await dueApplication(t);
-    expect((await t.del(`/participants/${a.participant.uuid}`)).status).toBe(204);
+    expect((await t.del(`/participants/${a.participant!.uuid}`)).status).toBe(204);
     expect(await postingsOf(t, a.uuid)).toEqual([['charge', 500], ['cancellation', -500]]);
   });
 
@@ -116,7 +116,7 @@ describe('charges follow the application (one reconciler, src/engines/ledger/cha
     const a = await dueApplication(t, { account: null });
     const [b] = await getOk(t, `/bookings?attendance=${a.uuid}`);
     const debtor = await getOk(t, `/debtors/${b.debtor.uuid}`);
-    expect(debtor).toMatchObject({ participant: { uuid: a.participant.uuid, name: a.participant.name }, name: a.participant.name, balance: 500 });
+    expect(debtor).toMatchObject({ participant: { uuid: a.participant!.uuid, name: a.participant!.name }, name: a.participant!.name, balance: 500 });
     expect(debtor).not.toHaveProperty('account');
   });
 
@@ -126,37 +126,37 @@ describe('charges follow the application (one reconciler, src/engines/ledger/cha
     const paid = await dueApplication(t, { account: null, fee: 600 });
     const receipt = await pay(t, [{ attendance: paid.uuid }]);
     // The child without an account joins the family: its unpaid charge moves to the family's ledger.
-    expect((await t.patch(`/participants/${unpaid.participant.uuid}`, { account: family.uuid })).status).toBe(200);
-    expect((await t.patch(`/participants/${paid.participant.uuid}`, { account: family.uuid })).status).toBe(200);
+    expect((await t.patch(`/participants/${unpaid.participant!.uuid}`, { account: family.uuid })).status).toBe(200);
+    expect((await t.patch(`/participants/${paid.participant!.uuid}`, { account: family.uuid })).status).toBe(200);
     const rows = await getOk(t, `/bookings?attendance=${unpaid.uuid}`);
-    expect(rows.map((b: any) => [b.type, b.amount, b.debtor.name])).toEqual([
-      ['charge', 400, unpaid.participant.name], ['cancellation', -400, unpaid.participant.name], ['charge', 400, family.name],
+    expect(rows.map((b) => [b.type, b.amount, b.debtor.name])).toEqual([
+      ['charge', 400, unpaid.participant!.name], ['cancellation', -400, unpaid.participant!.name], ['charge', 400, family.name],
     ]);
     expect(await postingsOf(t, paid.uuid)).toEqual([['charge', 600], ['payment', -600]]);
-    const owed = async () => (await getOk(t, `/ledgers?account=${family.uuid}`)).reduce((sum: number, l: any) => sum + l.balance, 0);
+    const owed = async () => (await getOk(t, `/ledgers?account=${family.uuid}`)).reduce((sum, l) => sum + l.balance, 0);
     expect(await owed()).toBe(400);
     // The open payments of the family are exactly what its ledger says.
     const open = await getOk(t, `/attendances?payable=true&paid=false&account=${family.uuid}`);
-    expect(open.map((x: any) => x.uuid)).toEqual([unpaid.uuid]);
+    expect(open.map((x) => x.uuid)).toEqual([unpaid.uuid]);
     // One receipt for both children works now (one debtor); the paid one's reversal stays with the old debtor.
     expect((await t.post(`/receipts/${receipt.uuid}/reverse`, {})).status).toBe(200);
     const r2 = await pay(t, [{ attendance: unpaid.uuid }, { attendance: paid.uuid }]);
     expect(r2.debtor.name).toBe(family.name);
     expect(await owed()).toBe(0);
     for (const d of await getOk(t, '/debtors?itemsPerPage=200')) {
-      if ([unpaid.participant.uuid, paid.participant.uuid].includes(d.participant?.uuid)) expect(d.balance, d.name).toBe(0);
+      if (d.participant !== undefined && [unpaid.participant!.uuid, paid.participant!.uuid].includes(d.participant.uuid)) expect(d.balance, d.name).toBe(0);
     }
     // The account is deleted: each child is its own debtor again; unpaid charges move back.
     const c = await dueApplication(t, { account: family.uuid, fee: 100 });
     expect((await t.del(`/accounts/${family.uuid}`)).status).toBe(204);
     const moved = await getOk(t, `/bookings?attendance=${c.uuid}`);
-    expect(moved.map((b: any) => [b.type, b.amount])).toEqual([['charge', 100], ['cancellation', -100], ['charge', 100]]);
-    expect(moved[2].debtor.name).toBe(c.participant.name);
+    expect(moved.map((b) => [b.type, b.amount])).toEqual([['charge', 100], ['cancellation', -100], ['charge', 100]]);
+    expect(moved[2].debtor.name).toBe(c.participant!.name);
     // An offer moved to another edition takes its unpaid charges along.
     const other = await createEdition(t, { procedure: 'firstcome' });
     expect((await t.patch(`/offers/${c.offer.uuid}`, { edition: other.uuid })).status).toBe(200);
     const last = (await getOk(t, `/bookings?attendance=${c.uuid}`)).slice(3);
-    expect(last.map((b: any) => [b.type, b.amount, b.edition.uuid])).toEqual([['cancellation', -100, c.edition.uuid], ['charge', 100, other.uuid]]);
+    expect(last.map((b) => [b.type, b.amount, b.edition.uuid])).toEqual([['cancellation', -100, c.edition.uuid], ['charge', 100, other.uuid]]);
   });
 
   it('syncCharges is idempotent: calling it again posts nothing', async () => {
@@ -170,10 +170,10 @@ describe('charges follow the application (one reconciler, src/engines/ledger/cha
 
 describe('GET /bookings and /bookings/{uuid}', () => {
   let u: TestTenant;
-  let a1: any;
-  let a2: any;
-  let other: any;
-  let receipt: any;
+  let a1: Schema<'Attendance'>;
+  let a2: Schema<'Attendance'>;
+  let other: Schema<'Attendance'>;
+  let receipt: Schema<'Receipt'>;
 
   beforeAll(async () => {
     u = await h.tenant();
@@ -187,15 +187,15 @@ describe('GET /bookings and /bookings/{uuid}', () => {
 
   it('lists in posting order, filtered by account, debtor, edition, attendance and receipt', async () => {
     const all = await getOk(u, '/bookings');
-    expect(all.map((b: any) => [b.attendance, b.type, b.amount])).toEqual([
+    expect(all.map((b) => [b.attendance, b.type, b.amount])).toEqual([
       [a1.uuid, 'charge', 500], [a2.uuid, 'charge', 500], [other.uuid, 'charge', 500],
       [a1.uuid, 'payment', -400], [a1.uuid, 'discount', -100],
     ]);
-    const mine = (q: string) => getOk(u, `/bookings?${q}`).then((rows) => rows.map((b: any) => b.uuid));
-    const ofFamily = all.filter((b: any) => b.attendance !== other.uuid).map((b: any) => b.uuid);
-    expect(await mine(`account=${a1.account.uuid}`)).toEqual(ofFamily);
-    const email = (await getOk(u, `/accounts/${a1.account.uuid}`)).email;
-    expect(await mine(`account=${encodeURIComponent(email.toUpperCase())}`)).toEqual(ofFamily);
+    const mine = (q: string) => getOk(u, `/bookings?${q}`).then((rows) => rows.map((b) => b.uuid));
+    const ofFamily = all.filter((b) => b.attendance !== other.uuid).map((b) => b.uuid);
+    expect(await mine(`account=${a1.account!.uuid}`)).toEqual(ofFamily);
+    const email = (await getOk(u, `/accounts/${a1.account!.uuid}`)).email;
+    expect(await mine(`account=${encodeURIComponent(email!.toUpperCase())}`)).toEqual(ofFamily);
     expect(await mine(`debtor=${uuidToBase58(all[0].debtor.uuid)}`)).toEqual(ofFamily);
     expect(await mine(`edition=${a1.edition.alias}`)).toEqual(ofFamily);
     expect(await mine(`edition=${other.edition.uuid}`)).toEqual([all[2].uuid]);

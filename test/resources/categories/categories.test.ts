@@ -51,11 +51,11 @@ describe('/categories', () => {
     const u = await h.tenant();
     for (const name of ['Basteln', 'Bauen', 'Backen', 'Zirkus']) await u.post('/categories', { name });
     const all = await u.get('/categories');
-    expect(all.body.map((c: any) => c.name)).toEqual(['Backen', 'Basteln', 'Bauen', 'Zirkus']);
+    expect(all.body.map((c) => c.name)).toEqual(['Backen', 'Basteln', 'Bauen', 'Zirkus']);
     expect((await u.get('/categories?q=BA')).body).toHaveLength(3);
     expect((await u.get('/categories?q=%25')).body).toHaveLength(0);
     const page2 = await u.get('/categories?itemsPerPage=3&page=2');
-    expect(page2.body.map((c: any) => c.name)).toEqual(['Zirkus']);
+    expect(page2.body.map((c) => c.name)).toEqual(['Zirkus']);
     // Issue 24: the body stays the plain array of spec 4.1; X-Total-Count says how many there are; no `Link` (spec 4.1, 9.8).
     expect(page2.headers['x-total-count']).toBe('4');
     expect(page2.headers.link).toBeUndefined();

@@ -1,13 +1,13 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { expectProblem, useHarness } from '../../harness/harness.js';
+import { expectProblem, useHarness, type Schema } from '../../harness/harness.js';
 import { uuidToBase58 } from '../../../src/platform/http/ids.js';
 import { createAccount, createEdition, dueApplication, getOk, pay } from '../money/helpers.js';
 
 // GET /debtors and /debtors/{uuid} (D8, D10): a family account, or a participant without one; its own record
 // (`uuid`, `name`, `account` or `participant` reference) made on first need. Filters `account`, `q`.
-let family: any;
-let a1: any;
-let solo: any;
+let family: Schema<'Account'>;
+let a1: Schema<'Attendance'>;
+let solo: Schema<'Attendance'>;
 
 const { h, t } = useHarness();
 beforeAll(async () => {
@@ -24,26 +24,26 @@ describe('GET /debtors', () => {
   it('one debtor per family account and per participant without one, with what each owes, by name', async () => {
     const rows = await getOk(t, '/debtors');
     expect(rows).toHaveLength(2);
-    const fam = rows.find((d: any) => d.account);
-    const kid = rows.find((d: any) => d.participant);
+    const fam = rows.find((d) => d.account);
+    const kid = rows.find((d) => d.participant);
     expect(fam).toMatchObject({ name: 'Anna Zander', account: { uuid: family.uuid, name: 'Anna Zander' }, balance: 1000 });
     expect(fam).not.toHaveProperty('participant');
-    expect(kid).toMatchObject({ name: solo.participant.name, participant: { uuid: solo.participant.uuid, name: solo.participant.name }, balance: 0 });
+    expect(kid).toMatchObject({ name: solo.participant!.name, participant: { uuid: solo.participant!.uuid, name: solo.participant!.name }, balance: 0 });
     expect(kid).not.toHaveProperty('account');
-    expect(fam.createdAt).toMatch(/[+-]\d{2}:\d{2}$/);
+    expect(fam!.createdAt).toMatch(/[+-]\d{2}:\d{2}$/);
     // German collation by name: "Anna Zander" before "Kim Kind…".
-    expect(rows.map((d: any) => d.uuid)).toEqual([fam.uuid, kid.uuid]);
+    expect(rows.map((d) => d.uuid)).toEqual([fam!.uuid, kid!.uuid]);
   });
 
   it('filters by account (UUID, base58 or e-mail) and q (name or e-mail); unknown values give []', async () => {
-    const ids = async (q: string) => (await getOk(t, `/debtors?${q}`)).map((d: any) => d.account?.uuid ?? d.participant?.uuid);
+    const ids = async (q: string) => (await getOk(t, `/debtors?${q}`)).map((d) => d.account?.uuid ?? d.participant?.uuid);
     expect(await ids(`account=${family.uuid}`)).toEqual([family.uuid]);
     expect(await ids(`account=${uuidToBase58(family.uuid)}`)).toEqual([family.uuid]);
-    expect(await ids(`account=${encodeURIComponent(family.email.toUpperCase())}`)).toEqual([family.uuid]);
+    expect(await ids(`account=${encodeURIComponent(family.email!.toUpperCase())}`)).toEqual([family.uuid]);
     expect(await ids('account=nobody@example.org')).toEqual([]);
     expect(await ids('q=zand')).toEqual([family.uuid]);
-    expect(await ids(`q=${encodeURIComponent(family.email.slice(0, 12))}`)).toEqual([family.uuid]);
-    expect(await ids(`q=${encodeURIComponent(solo.participant.name.split(' ')[1])}`)).toEqual([solo.participant.uuid]);
+    expect(await ids(`q=${encodeURIComponent(family.email!.slice(0, 12))}`)).toEqual([family.uuid]);
+    expect(await ids(`q=${encodeURIComponent(solo.participant!.name!.split(' ')[1])}`)).toEqual([solo.participant!.uuid]);
     expect(await ids('q=%25')).toEqual([]);
     expect(await ids('itemsPerPage=1&page=2')).toHaveLength(1);
     expectProblem(await t.get('/debtors?page=0'), 400);

@@ -1,7 +1,7 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { PgBoss } from 'pg-boss';
-import { expectProblem, useHarness, type TestTenant } from '../../harness/harness.js';
+import { expectProblem, useHarness, type TestTenant, type Schema } from '../../harness/harness.js';
 import { uuidToBase58 } from '../../../src/platform/http/ids.js';
 import { createQueues, pgBossSender, QUEUES, type JobSender } from '../../../src/platform/jobs/queue.js';
 import { dbOf } from '../../../src/platform/context.js';
@@ -24,8 +24,8 @@ const TS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\+0[12]:00$/;
 const { h, t } = useHarness();
 
 /** `n` children applying for `offer` in order; returns the participants. */
-async function applicants(u: TestTenant, offer: string, n: number, userPriority?: number): Promise<any[]> {
-  const out = [];
+async function applicants(u: TestTenant, offer: string, n: number, userPriority?: number): Promise<Schema<'Participant'>[]> {
+  const out: Schema<'Participant'>[] = [];
   for (let i = 0; i < n; i++) {
     const p = await createParticipant(u, { firstname: `Kind${i}` });
     await applyLot(u, offer, p.uuid, userPriority);
@@ -71,7 +71,7 @@ describe('POST /editions/{uuid}/allocate', () => {
     expect(apps.filter((a) => a.status === 'confirmed').every((a) => a.confirmedAt)).toBe(true);
     // The list is renumbered, and the waiting list follows the draw.
     expect(apps.map((a) => a.sorting)).toEqual([1, 2, 3, 4, 5]);
-    const waitlistDraws = apps.filter((a) => a.status === 'waitlisted').map((a) => drawPosition(a.decisionReason));
+    const waitlistDraws = apps.filter((a) => a.status === 'waitlisted').map((a) => drawPosition(a.decisionReason!));
     expect(waitlistDraws).toEqual([...waitlistDraws].sort((x, y) => x - y));
     // Running the job again changes nothing (idempotent: the run is finished).
     await h.jobs.send(QUEUES.editionAllocate, { tenant: t.slug, edition: edition.uuid, allocation: after.allocations[0].uuid });
@@ -115,12 +115,12 @@ describe('POST /editions/{uuid}/allocate', () => {
       const [none] = await applicants(t, offer.uuid, 1);
       const [first] = await applicants(t, offer.uuid, 1, 1);
       await allocateNow(h, t, edition.uuid, { seed });
-      const byChild = Object.fromEntries((await list(t, offer.uuid)).map((a) => [a.participant.uuid, a]));
+      const byChild = Object.fromEntries((await list(t, offer.uuid)).map((a) => [a.participant!.uuid, a]));
       expect(byChild[first.uuid].status).toBe('confirmed');
       expect(byChild[second.uuid].status).toBe('waitlisted');
       expect(byChild[none.uuid].status).toBe('waitlisted');
       // Waiting list in draw order: round 2 before the unprioritised round.
-      expect(byChild[second.uuid].sorting).toBeLessThan(byChild[none.uuid].sorting);
+      expect(byChild[second.uuid].sorting).toBeLessThan(byChild[none.uuid].sorting!);
       expect(byChild[first.uuid].decisionReason).toContain('Runde 1');
     }
   });
@@ -135,7 +135,7 @@ describe('POST /editions/{uuid}/allocate', () => {
     await applyLot(t, y.uuid, lucky.uuid, 2);
     await applyLot(t, y.uuid, other.uuid, 2);
     await allocateNow(h, t, edition.uuid, { seed: 11 });
-    const ys = Object.fromEntries((await list(t, y.uuid)).map((a) => [a.participant.uuid, a.status]));
+    const ys = Object.fromEntries((await list(t, y.uuid)).map((a) => [a.participant!.uuid, a.status]));
     expect(ys).toEqual({ [other.uuid]: 'confirmed', [lucky.uuid]: 'waitlisted' });
   });
 
@@ -170,7 +170,7 @@ describe('POST /editions/{uuid}/allocate', () => {
     const [c] = await list(t, clash.uuid);
     expect(c).toMatchObject({ status: 'unfulfilled', heldBack: true });
     expect(c.decisionReason).toContain('überschneiden');
-    const byChild = Object.fromEntries((await list(t, teens.uuid)).map((a) => [a.participant.uuid, a]));
+    const byChild = Object.fromEntries((await list(t, teens.uuid)).map((a) => [a.participant!.uuid, a]));
     expect(byChild[teen.uuid].status).toBe('confirmed');
     expect(byChild[young.uuid]).toMatchObject({ status: 'unfulfilled', heldBack: true });
     expect(byChild[young.uuid].decisionReason).toMatch(/Alter 11 außerhalb der Altersgrenzen 14–17/);
@@ -195,7 +195,7 @@ describe('POST /editions/{uuid}/allocate', () => {
       expect(apps.find((a) => a.uuid === b.uuid)).toMatchObject({ status: b.status, decisionReason: b.decisionReason, sorting: b.sorting });
     }
     const lateIds = new Set(late.map((p) => p.uuid));
-    expect(apps.filter((a) => lateIds.has(a.participant.uuid)).map((a) => a.status).sort()).toEqual(['confirmed', 'waitlisted', 'waitlisted']);
+    expect(apps.filter((a) => lateIds.has(a.participant!.uuid)).map((a) => a.status).sort()).toEqual(['confirmed', 'waitlisted', 'waitlisted']);
     // A third run finds nothing waiting.
     const third = await allocateNow(h, t, edition.uuid);
     expect(third.allocations[2]).toMatchObject({ confirmed: 0, waitlisted: 0, unfulfilled: 0 });
@@ -219,7 +219,7 @@ describe('POST /editions/{uuid}/allocate', () => {
     async function outcome(w: TestTenant, s: Awaited<ReturnType<typeof scenario>>, seed: number) {
       await allocateNow(h, w, s.edition.uuid, { seed });
       const index = (p: string) => s.children.indexOf(p);
-      const of = async (offer: string) => (await list(w, offer)).map((x) => [index(x.participant.uuid), x.status, x.sorting]);
+      const of = async (offer: string) => (await list(w, offer)).map((x) => [index(x.participant!.uuid), x.status, x.sorting]);
       return { a: await of(s.a.uuid), b: await of(s.b.uuid) };
     }
     const inT = await scenario(t);
@@ -237,7 +237,7 @@ describe('allocate while applications change (issue 10: the offers are locked on
     const edition = await lot(t, { name: 'Wettlauf' });
     const offer = await offerOn(t, edition.uuid, 12, 1);
     const [first, second] = await applicants(t, offer.uuid, 2);
-    const firstApp = (await list(t, offer.uuid)).find((a) => a.participant.uuid === first.uuid);
+    const firstApp = (await list(t, offer.uuid)).find((a) => a.participant!.uuid === first.uuid);
     // A writer (as every participant-list writer does) holds the offer's lock and withdraws the first
     // application, not yet committed: the job reads both as waiting, draws, then waits for the lock.
     const writer = new pg.Client({ connectionString: String(h.orm.config.get('clientUrl')) });
@@ -246,7 +246,7 @@ describe('allocate while applications change (issue 10: the offers are locked on
       const q = (name: string) => `"${t.tenant.schema}"."${name}"`;
       await writer.query('begin');
       await writer.query(`select uuid from ${q('offers')} where uuid = $1 for no key update`, [offer.uuid]);
-      await writer.query(`update ${q('attendances')} set status = 'withdrawn', modified_at = now() where uuid = $1`, [firstApp.uuid]);
+      await writer.query(`update ${q('attendances')} set status = 'withdrawn', modified_at = now() where uuid = $1`, [firstApp!.uuid]);
       await allocate(t, edition.uuid, { seed: 5 });
       const job = h.jobs.drain();
       // The job has read and drawn and now waits for the offer's lock.
@@ -266,8 +266,8 @@ describe('allocate while applications change (issue 10: the offers are locked on
     // Drawn again under the lock: the only waiting application gets the place (the first draw may have given
     // it to the withdrawn one, which is no longer waiting).
     const rows = await list(t, offer.uuid);
-    expect(rows.find((a) => a.participant.uuid === second.uuid)).toMatchObject({ status: 'confirmed', heldBack: true });
-    expect(rows.find((a) => a.participant.uuid === first.uuid)).toMatchObject({ status: 'withdrawn', heldBack: false });
+    expect(rows.find((a) => a.participant!.uuid === second.uuid)).toMatchObject({ status: 'confirmed', heldBack: true });
+    expect(rows.find((a) => a.participant!.uuid === first.uuid)).toMatchObject({ status: 'withdrawn', heldBack: false });
     expect((await getEdition(t, edition.uuid)).allocations.at(-1)).toMatchObject({ confirmed: 1, waitlisted: 0, unfulfilled: 0 });
   });
 });

@@ -79,7 +79,7 @@ describe('POST /editions/{uuid}/commit', () => {
     // The canoe's one place went to Kim or Ole; the other is on the waiting list, and the mails say so.
     const canoe = await list(t, s.canoe.uuid);
     expect(canoe.map((a) => a.status)).toEqual(['confirmed', 'waitlisted']);
-    const winner = canoe[0].participant.uuid === s.kim.uuid ? muster : ole;
+    const winner = canoe[0].participant!.uuid === s.kim.uuid ? muster : ole;
     const loser = winner === muster ? ole : muster;
     expect(winner.body).toContain('„Kanu“: Platz erhalten (Teilnahmebeitrag 12,50 €)');
     expect(winner.body).toContain('Die Teilnahmebeiträge für die erhaltenen Plätze sind ab jetzt fällig.');
@@ -87,7 +87,7 @@ describe('POST /editions/{uuid}/commit', () => {
     // D8: the decision became final, so the confirmed place's fee is charged (syncCharges, same transaction).
     const charges = await t.get(`/bookings?attendance=${canoe[0].uuid}`);
     expect(charges.status, charges.text).toBe(200);
-    expect(charges.body.map((b: any) => [b.type, b.amount])).toEqual([['charge', 1250]]);
+    expect(charges.body.map((b) => [b.type, b.amount])).toEqual([['charge', 1250]]);
     expect((await t.get(`/bookings?attendance=${canoe[1].uuid}`)).body).toEqual([]);
 
     // A second commit finds nothing held back: 202, nothing queued, nobody written to twice.
@@ -203,11 +203,11 @@ describe('POST /editions/{uuid}/commit', () => {
     await runCommitJob(t.context(), commitJob.data);
     const rows = await list(t, offer.uuid);
     expect(rows.map((a) => [a.status, a.heldBack])).toEqual([['confirmed', false], ['waitlisted', false]]);
-    expect(rows.every((a) => /^Losverfahren: .*\(Runde 1, Ziehung [12]\)$/.test(a.decisionReason))).toBe(true);
+    expect(rows.every((a) => /^Losverfahren: .*\(Runde 1, Ziehung [12]\)$/.test(a.decisionReason!))).toBe(true);
     expect(rows.map((a) => a.payable)).toEqual([true, false]);
     const ledgers = await t.get(`/ledgers?edition=${edition.uuid}`);
     expect(ledgers.status, ledgers.text).toBe(200);
-    expect(ledgers.body.map((l: any) => l.balance)).toEqual([900]);
+    expect(ledgers.body.map((l) => l.balance)).toEqual([900]);
     const mine = (await mailsOfKind(h, t, 'edition_decisions')).filter((m) => m.recipient === family.email);
     expect(mine).toHaveLength(1);
     expect(mine[0].body).toContain('Platz erhalten (Teilnahmebeitrag 9,00 €)');

@@ -1,7 +1,7 @@
 import { DateTime } from 'luxon';
 import { describe, expect, it } from 'vitest';
 import { expectProblem, useHarness } from '../../harness/harness.js';
-import { effectiveEditionState, type PhaseTask } from '../../../src/domain/edition-phases.js';
+import { effectiveEditionState, type PhaseTask, type TaskType } from '../../../src/domain/edition-phases.js';
 import { executorOf } from '../../../src/platform/db/orm.js';
 import { qualified, sql } from '../../../src/platform/db/sql.js';
 import { RULE_CODES } from '../../../src/domain/errors.js';
@@ -161,13 +161,13 @@ describe('GET /editions', () => {
     for (const name of ['Sommer 2027', 'Ostern 2027', 'Ähnlich', 'Herbst 2026']) expect((await u.post('/editions', { name })).status).toBe(201);
     const all = await u.get('/editions');
     expect(all.status).toBe(200);
-    expect(all.body.map((e: any) => e.name)).toEqual(['Ähnlich', 'Herbst 2026', 'Ostern 2027', 'Sommer 2027']);
+    expect(all.body.map((e) => e.name)).toEqual(['Ähnlich', 'Herbst 2026', 'Ostern 2027', 'Sommer 2027']);
     for (const e of all.body) expect(e).toMatchObject({ tasks: [], allocations: [], online: true, procedure: 'firstcome' });
-    expect((await u.get('/editions?q=2027')).body.map((e: any) => e.name)).toEqual(['Ostern 2027', 'Sommer 2027']);
+    expect((await u.get('/editions?q=2027')).body.map((e) => e.name)).toEqual(['Ostern 2027', 'Sommer 2027']);
     expect((await u.get('/editions?q=OSTERN')).body).toHaveLength(1);
     expect((await u.get('/editions?q=%25')).body).toEqual([]);
     const p2 = await u.get('/editions?itemsPerPage=3&page=2');
-    expect(p2.body.map((e: any) => e.name)).toEqual(['Sommer 2027']);
+    expect(p2.body.map((e) => e.name)).toEqual(['Sommer 2027']);
     // Issue 24: the plain array of spec 4.1 with its total, and no `Link` (spec 4.1, 9.8).
     expect(p2.headers['x-total-count']).toBe('4');
     expect(p2.headers.link).toBeUndefined();
@@ -176,7 +176,7 @@ describe('GET /editions', () => {
     const since = new Date().toISOString();
     await new Promise((r) => setTimeout(r, 20));
     await u.patch(`/editions/${all.body[1].uuid}`, { online: false });
-    expect((await u.get(`/editions?modifiedSince=${encodeURIComponent(since)}`)).body.map((e: any) => e.name)).toEqual(['Herbst 2026']);
+    expect((await u.get(`/editions?modifiedSince=${encodeURIComponent(since)}`)).body.map((e) => e.name)).toEqual(['Herbst 2026']);
     expectProblem(await u.get('/editions?modifiedSince=morgen'), 400);
     expect(expectProblem(await u.get('/editions?itemsPerPage=0'), 400).detail).toMatch(/^itemsPerPage: /);
   });
@@ -245,7 +245,7 @@ describe('PATCH /editions/{uuid}', () => {
     expect(res.body.tasks[1]).toMatchObject({ uuid: expect.stringMatching(UUID), type: 'application_system', applicationSystem: 'lot', title: null });
     expect([holiday.uuid, pay.uuid]).not.toContain(res.body.tasks[1].uuid);
     expect(res.body.tasks[2]).toEqual(holiday);
-    expect(res.body.tasks.map((x: any) => x.uuid)).not.toContain(e.tasks[2].uuid);
+    expect(res.body.tasks.map((x) => x.uuid)).not.toContain(e.tasks[2].uuid);
     expect((await t.get(`/editions/${e.uuid}`)).body).toEqual(res.body);
 
     // A task sent without a value clears it: all fields of a sent task apply.
@@ -313,7 +313,7 @@ describe('effective state (D4)', () => {
 
   it('has SQL forms for other resources that agree with effectiveEditionState', async () => {
     const u = await h.tenant();
-    const scenarios: { name: string; online: boolean; releaseParticipantLists: boolean; procedure: 'firstcome' | 'lot'; tasks: any[] }[] = [
+    const scenarios: { name: string; online: boolean; releaseParticipantLists: boolean; procedure: 'firstcome' | 'lot'; tasks: { type: TaskType; begin: string | null; end: string | null; applicationSystem?: 'firstcome' | 'lot' | null }[] }[] = [
       { name: 's0', online: true, releaseParticipantLists: false, procedure: 'firstcome', tasks: [] },
       { name: 's1', online: false, releaseParticipantLists: true, procedure: 'lot', tasks: [{ type: 'holiday', begin: at(-1), end: at(1) }] },
       { name: 's2', online: false, releaseParticipantLists: false, procedure: 'firstcome', tasks: [{ type: 'show_offers', begin: at(-1), end: at(1) }, { type: 'publish_lists', begin: at(2), end: null }] },
@@ -346,8 +346,8 @@ describe('effective state (D4)', () => {
     // Without a `now`, the statement's time: the same as the API shows.
     const live = await sql<{ uuid: string; online: boolean }>`
       select e.uuid, ${editionOnlineSql(schema)} as online from ${qualified(schema, 'editions')} e`.execute(db);
-    const listed = (await u.get('/editions?itemsPerPage=50')).body as any[];
-    for (const r of live.rows) expect(r.online).toBe(listed.find((e) => e.uuid === r.uuid).online);
+    const listed = (await u.get('/editions?itemsPerPage=50')).body;
+    for (const r of live.rows) expect(r.online).toBe(listed.find((e) => e.uuid === r.uuid)!.online);
   });
 });
 

@@ -12,12 +12,12 @@ export const july = (d: number, from = 10, to = 12) => [{
 }];
 
 /** An offer of `edition` with `places` places on July `day`. */
-export function offerOn(t: TestTenant, edition: string, day: number, places: number | null, extra: Record<string, unknown> = {}): Promise<any> {
+export function offerOn(t: TestTenant, edition: string, day: number, places: number | null, extra: Record<string, unknown> = {}) {
   return createOffer(t, { edition, maxParticipants: places, dates: july(day), ...extra });
 }
 
 /** `participant` applies for `offer` (waiting in a lot edition), with `userPriority` when given. */
-export async function applyLot(t: TestTenant, offer: string, participant: string, userPriority?: number): Promise<any> {
+export async function applyLot(t: TestTenant, offer: string, participant: string, userPriority?: number) {
   const a = await apply(t, offer, participant);
   expect(a.status).toBe('waiting');
   if (userPriority === undefined) return a;
@@ -27,34 +27,34 @@ export async function applyLot(t: TestTenant, offer: string, participant: string
 }
 
 /** POST allocate; expects 202 and returns the edition. */
-export async function allocate(t: TestTenant, edition: string, body?: Record<string, unknown>): Promise<any> {
+export async function allocate(t: TestTenant, edition: string, body?: Record<string, unknown>) {
   const res = body === undefined ? await t.request('POST', `/editions/${edition}/allocate`) : await t.post(`/editions/${edition}/allocate`, body);
   expect(res.status, res.text).toBe(202);
   return res.body;
 }
 
 /** POST commit; expects 202 and returns the edition. */
-export async function commit(t: TestTenant, edition: string, body?: Record<string, unknown>): Promise<any> {
+export async function commit(t: TestTenant, edition: string, body?: Record<string, unknown>) {
   const res = body === undefined ? await t.request('POST', `/editions/${edition}/commit`) : await t.post(`/editions/${edition}/commit`, body);
   expect(res.status, res.text).toBe(202);
   return res.body;
 }
 
 /** Allocates and runs the background job now (the harness's in-memory queue); returns the edition after. */
-export async function allocateNow(h: Harness, t: TestTenant, edition: string, body?: Record<string, unknown>): Promise<any> {
+export async function allocateNow(h: Harness, t: TestTenant, edition: string, body?: Record<string, unknown>) {
   await allocate(t, edition, body);
   expect(await h.jobs.drain()).toBeGreaterThan(0);
   return getEdition(t, edition);
 }
 
-export async function getEdition(t: TestTenant, edition: string): Promise<any> {
+export async function getEdition(t: TestTenant, edition: string) {
   const res = await t.get(`/editions/${edition}`);
   expect(res.status, res.text).toBe(200);
   return res.body;
 }
 
 /** Every application of the edition, newest first. */
-export async function applicationsOf(t: TestTenant, edition: string): Promise<any[]> {
+export async function applicationsOf(t: TestTenant, edition: string) {
   const res = await t.get(`/attendances?edition=${edition}&itemsPerPage=200`);
   expect(res.status, res.text).toBe(200);
   return res.body;

@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { randomUUID } from 'node:crypto';
-import { expectProblem, useHarness, type TestTenant } from '../../harness/harness.js';
+import { expectProblem, useHarness, type Schema, type TestTenant, at } from '../../harness/harness.js';
 import { create as createAccount } from '../../factories/account.factory.js';
 import { create as createEdition } from '../../factories/edition.factory.js';
 import { create as createOffer } from '../../factories/offer.factory.js';
@@ -22,13 +22,17 @@ vi.setConfig({ testTimeout: 180_000, hookTimeout: 180_000 });
 
 const { h, t } = useHarness();
 
-async function ok(res: Promise<{ status: number; text: string; body: any }>, status = 200): Promise<any> {
+type Event = Schema<'Event'>;
+
+async function ok<T>(res: Promise<{ status: number; text: string; body: T }>, status = 200): Promise<T> {
   const r = await res;
   expect(r.status, r.text).toBe(status);
   return r.body;
 }
-const post = (path: string, body?: unknown, status = 200) => ok(body === undefined ? t.request('POST', path) : t.post(path, body), status);
-const events = (all: any[], type: string, match: (d: any) => boolean = () => true) => all.filter((e) => e.type === type && match(e.data));
+const post = <P extends string>(path: P, body?: unknown, status = 200) => ok(body === undefined ? t.request('POST', path) : t.post(path, body), status);
+/** The events of one type that match. */
+const events = <K extends Event['type']>(all: Event[], type: K, match: (e: Extract<Event, { type: K }>) => boolean = () => true) =>
+  all.filter((e): e is Extract<Event, { type: K }> => e.type === type).filter(match);
 
 describe('the events of every change', () => {
   it('lists each of the 13 event types after its change, with its payload and no personal data', async () => {
@@ -85,19 +89,19 @@ describe('the events of every change', () => {
       expect(text).not.toContain(secret);
     }
 
-    const refs = (a: any, o: any, p: any, acc?: string) => ({ attendance: a.uuid, offer: o.uuid, edition: o.edition.uuid ?? o.edition, participant: p.uuid, ...(acc ? { account: acc } : {}) });
+    const refs = (a: { uuid: string }, o: Schema<'Offer'>, p: { uuid: string }, acc?: string) => ({ attendance: a.uuid, offer: o.uuid, edition: o.edition.uuid ?? o.edition, participant: p.uuid, ...(acc ? { account: acc } : {}) });
     const offerRefs = { offer: offer.uuid, edition: edition.uuid };
-    expect(events(all, 'offer.published', (d) => d.offer === offer.uuid).map((e) => e.data)).toEqual([{ ...offerRefs, status: ['published'] }]);
-    expect(events(all, 'offer.changed', (d) => d.offer === offer.uuid).map((e) => e.data)).toEqual([{ ...offerRefs, status: ['published'], fields: ['teaser', 'maxParticipants'] }]);
+    expect(events(all, 'offer.published', ({ data: d }) => d.offer === offer.uuid).map((e) => e.data)).toEqual([{ ...offerRefs, status: ['published'] }]);
+    expect(events(all, 'offer.changed', ({ data: d }) => d.offer === offer.uuid).map((e) => e.data)).toEqual([{ ...offerRefs, status: ['published'], fields: ['teaser', 'maxParticipants'] }]);
     expect(events(all, 'offer.cancelled').map((e) => e.data)).toEqual([{ ...offerRefs, status: ['published', 'cancelled'], notify: false }]);
     expect(events(all, 'offer.relaunched').map((e) => e.data)).toEqual([{ ...offerRefs, status: ['published'], notify: false }]);
 
-    const created = events(all, 'attendance.created', (d) => d.offer === offer.uuid).map((e) => e.data);
+    const created = events(all, 'attendance.created', ({ data: d }) => d.offer === offer.uuid).map((e) => e.data);
     expect(created).toEqual([
       { ...refs(first, offer, child, account.uuid), status: 'confirmed', heldBack: false, decisionReason: 'Anmeldung nach Eingang: ein Platz war frei' },
       { ...refs(second, offer, other), status: 'waitlisted', heldBack: false, decisionReason: 'Anmeldung nach Eingang: ausgebucht, auf der Warteliste' },
     ]);
-    const changed = events(all, 'attendance.status_changed', (d) => d.offer === offer.uuid).map((e) => e.data);
+    const changed = events(all, 'attendance.status_changed', ({ data: d }) => d.offer === offer.uuid).map((e) => e.data);
     expect(changed).toEqual([
       { ...refs(first, offer, child, account.uuid), from: 'confirmed', to: 'withdrawn', heldBack: false, cause: 'transition' },
       { ...refs(second, offer, other), from: 'waitlisted', to: 'confirmed', heldBack: false, decisionReason: 'Von der Warteliste nachgerückt', cause: 'refill' },
@@ -106,7 +110,7 @@ describe('the events of every change', () => {
       { receipt: receipt.uuid, debtor: receipt.debtor.uuid, attendances: [second.uuid], total: 500 },
     ]);
     expect(events(all, 'receipt.reversed').map((e) => e.data)).toEqual([{
-      receipt: receipt.uuid, reversal: (await ok(t.get(`/receipts/${receipt.uuid}`))).reversedBy.uuid, debtor: receipt.debtor.uuid,
+      receipt: receipt.uuid, reversal: (await ok(t.get(`/receipts/${receipt.uuid}`))).reversedBy!.uuid, debtor: receipt.debtor.uuid,
       attendances: [second.uuid], total: -500, withdraw: false,
     }]);
     expect(events(all, 'attendance.transferred').map((e) => e.data)).toEqual([{
@@ -119,8 +123,8 @@ describe('the events of every change', () => {
     expect(events(all, 'edition.allocated').map((e) => e.data)).toEqual([{
       edition: lot.uuid, allocation: allocations[0].uuid, seed: 7, confirmed: 1, waitlisted: 1, unfulfilled: 0,
     }]);
-    const decided = events(all, 'attendance.status_changed', (d) => d.offer === lotOffer.uuid && d.cause === 'allocation');
-    const released = events(all, 'attendance.status_changed', (d) => d.offer === lotOffer.uuid && d.cause === 'commit');
+    const decided = events(all, 'attendance.status_changed', ({ data: d }) => d.offer === lotOffer.uuid && d.cause === 'allocation');
+    const released = events(all, 'attendance.status_changed', ({ data: d }) => d.offer === lotOffer.uuid && d.cause === 'commit');
     expect(decided.map((e) => e.data.attendance).sort()).toEqual(drawn.map((a) => a.uuid).sort());
     expect(decided.map((e) => [e.data.from, e.data.to, e.data.heldBack]).sort()).toEqual([['waiting', 'confirmed', true], ['waiting', 'waitlisted', true]]);
     expect(decided.every((e) => typeof e.data.decisionReason === 'string')).toBe(true);
@@ -128,11 +132,11 @@ describe('the events of every change', () => {
       .toEqual(drawn.map((a) => [a.uuid, true, false]).sort());
     expect(events(all, 'edition.committed').map((e) => e.data)).toEqual([{ edition: lot.uuid, released: 2, notify: false }]);
     // In the order they happened: the draw's decisions before the commit's, the commit after its releases.
-    const index = (e: any) => all.indexOf(e);
+    const index = (e: Event) => all.indexOf(e);
     expect(Math.max(...decided.map(index))).toBeLessThan(Math.min(...released.map(index)));
     expect(Math.max(...released.map(index))).toBeLessThan(index(events(all, 'edition.committed')[0]));
 
-    expect(events(all, 'participant.pseudonymised', (d) => d.participant === gone.uuid).map((e) => e.data))
+    expect(events(all, 'participant.pseudonymised', ({ data: d }) => d.participant === gone.uuid).map((e) => e.data))
       .toEqual([{ participant: gone.uuid, accountPseudonymised: false }]);
     // An event's id is its own: unique across the feed.
     expect(new Set(all.map((e) => e.id)).size).toBe(all.length);
@@ -149,11 +153,11 @@ describe('the events of every change', () => {
     await h.jobs.drain();
     await waitForEvent(t, (e) => e.type === 'edition.committed' && e.data.edition === lot.uuid);
     const all = await readFeed(t);
-    const changes = events(all, 'attendance.status_changed', (d) => d.offer === lotOffer.uuid);
+    const changes = events(all, 'attendance.status_changed', ({ data: d }) => d.offer === lotOffer.uuid);
     expect(changes.map((e) => [e.data.attendance, e.data.cause, e.data.heldBack]).sort())
       .toEqual(drawn.map((a) => [a.uuid, 'allocation', false]).sort());
-    expect(events(all, 'edition.allocated', (d) => d.edition === lot.uuid)).toHaveLength(1);
-    expect(events(all, 'edition.committed', (d) => d.edition === lot.uuid).map((e) => e.data)).toEqual([{ edition: lot.uuid, released: 2, notify: false }]);
+    expect(events(all, 'edition.allocated', ({ data: d }) => d.edition === lot.uuid)).toHaveLength(1);
+    expect(events(all, 'edition.committed', ({ data: d }) => d.edition === lot.uuid).map((e) => e.data)).toEqual([{ edition: lot.uuid, released: 2, notify: false }]);
   });
 
   it('writes no event for a change that was refused', async () => {
@@ -167,8 +171,8 @@ describe('the events of every change', () => {
     const marker = await post('/attendances', { offer: offer.uuid, participant: (await createParticipant(t)).uuid }, 201);
     await waitForEvent(t, (e) => e.type === 'attendance.created' && e.data.attendance === marker.uuid);
     const all = await readFeed(t);
-    expect(all.filter((e) => e.data.attendance === a.uuid).map((e) => e.type)).toEqual(['attendance.created']);
-    expect(all.filter((e) => e.data.offer === offer.uuid && e.type.startsWith('offer.'))).toEqual([]);
+    expect(all.filter((e) => at(e.data, 'attendance') === a.uuid).map((e) => e.type)).toEqual(['attendance.created']);
+    expect(all.filter((e) => at(e.data, 'offer') === offer.uuid && e.type.startsWith('offer.'))).toEqual([]);
   });
 });
 
@@ -186,8 +190,8 @@ describe('applying again, and retries', () => {
     await post(`/attendances/${first.uuid}/transition`, { transition: 'withdraw' });
     const again = await post('/attendances', body, 201);
     expect(again.uuid).toBe(first.uuid);
-    await waitForEvent(t, (e) => e.data.attendance === first.uuid && e.data.cause === 'reapplication');
-    const mine = (await readFeed(t)).filter((e) => e.data.attendance === first.uuid).map((e) => [e.type, e.data.from, e.data.to ?? e.data.status, e.data.cause]);
+    await waitForEvent(t, (e) => at(e.data, 'attendance') === first.uuid && at(e.data, 'cause') === 'reapplication');
+    const mine = (await readFeed(t)).filter((e) => at(e.data, 'attendance') === first.uuid).map((e) => [e.type, at(e.data, 'from'), at(e.data, 'to') ?? at(e.data, 'status'), at(e.data, 'cause')]);
     expect(mine).toEqual([
       ['attendance.created', undefined, 'confirmed', undefined],
       ['attendance.status_changed', 'confirmed', 'withdrawn', 'transition'],
@@ -206,7 +210,7 @@ describe('applications that go with their participant', () => {
     for (const o of offers) apps.push(await post('/attendances', { offer: o.uuid, participant: child.uuid, status: 'waitlisted' }, 201));
     expect((await t.del(`/participants/${child.uuid}`)).status).toBe(204);
     await waitForEvent(t, (e) => e.type === 'attendance.deleted' && e.data.participant === child.uuid);
-    const deleted = (await readFeed(t, '&types=attendance.deleted')).filter((e) => e.data.participant === child.uuid).map((e) => e.data);
+    const deleted = (await readFeed(t, '&types=attendance.deleted')).filter((e) => at(e.data, 'participant') === child.uuid).map((e) => e.data);
     expect(deleted).toEqual(apps.map((a, i) => ({
       attendance: a.uuid, offer: offers[i].uuid, edition: edition.uuid, participant: child.uuid, account: account.uuid, status: 'waitlisted',
     })));
@@ -230,7 +234,7 @@ describe('GET /events', () => {
   it('pages after the cursor, in order, and keeps the cursor when nothing is new', async () => {
     const all = await readFeed(feed);
     expect(all.map((e) => e.type)).toEqual(['offer.published', 'attendance.created', 'offer.published', 'attendance.created', 'offer.published', 'attendance.created']);
-    const pages: any[] = [];
+    const pages: Event[][] = [];
     let after: string | undefined;
     for (;;) {
       const res = await feed.get(`/events?itemsPerPage=4${after ? `&after=${after}` : ''}`);
@@ -253,7 +257,7 @@ describe('GET /events', () => {
 
   it('filters by type: comma-separated, OR', async () => {
     const published = await feed.get('/events?types=offer.published');
-    expect(published.body.events.map((e: any) => e.type)).toEqual(['offer.published', 'offer.published', 'offer.published']);
+    expect(published.body.events.map((e) => e.type)).toEqual(['offer.published', 'offer.published', 'offer.published']);
     const both = await feed.get('/events?types=offer.published,attendance.created&itemsPerPage=200');
     expect(both.body.events).toEqual(await readFeed(feed));
     expect((await feed.get('/events?types=receipt.created')).body.events).toEqual([]);
@@ -261,7 +265,7 @@ describe('GET /events', () => {
     const page = await feed.get('/events?types=attendance.created&itemsPerPage=2');
     const rest = await feed.get(`/events?types=attendance.created&after=${page.body.next}`);
     expect(rest.body.events).toHaveLength(1);
-    expect([...page.body.events, ...rest.body.events].map((e: any) => e.type)).toEqual(Array(3).fill('attendance.created'));
+    expect([...page.body.events, ...rest.body.events].map((e) => e.type)).toEqual(Array(3).fill('attendance.created'));
   });
 
   it('answers 400 problem+json to a bad cursor, an unknown type and a bad page size', async () => {
@@ -305,7 +309,7 @@ describe('under concurrent writers', () => {
     const edition = await createEdition(u, { procedure: 'firstcome' });
     const offers = await Promise.all([0, 1, 2].map(() => createOffer(u, { edition: edition.uuid, maxParticipants: null })));
     const children = await Promise.all(Array.from({ length: 24 }, () => createParticipant(u)));
-    const seen: any[] = [];
+    const seen: Event[] = [];
     let after: string | undefined;
     let writing = true;
     const poller = (async () => {
@@ -348,9 +352,9 @@ describe('retention of events', () => {
     await sql`insert into ${qualified(u.tenant.schema, 'event')} (uuid, type, data, occurred_at) values
       (gen_random_uuid(), 'offer.changed', ${data(old)}::jsonb, now() - interval '31 days'),
       (gen_random_uuid(), 'offer.changed', ${data(young)}::jsonb, now() - interval '29 days')`.execute(db);
-    await waitForEvent(u, (e) => e.data.offer === old);
+    await waitForEvent(u, (e) => at(e.data, 'offer') === old);
     await runRetentionJob(u.context(), { tenant: u.slug });
     const left = await readFeed(u);
-    expect(left.map((e) => e.data.offer)).toEqual([offer.uuid, young]);
+    expect(left.map((e) => at(e.data, 'offer'))).toEqual([offer.uuid, young]);
   });
 });

@@ -15,7 +15,7 @@ const confirm = (token: string, link: string) => t.post('/family-applications/co
 const consent = (token: string, link: string) => t.post('/family-applications/consent', { token: link }, { token });
 const lastLink = async (recipient: string, kind = 'family_confirmation', path: 'bestaetigen' | 'einwilligen' = 'bestaetigen') =>
   linkToken((await mails(h, t, kind)).filter((m) => m.recipient === recipient).at(-1)!.body, path);
-const events = async (attendance: string) => (await sql<{ type: string; data: any }>`select type, data from ${qualified(t.tenant.schema, 'event')}
+const events = async (attendance: string) => (await sql<{ type: string; data: Record<string, unknown> }>`select type, data from ${qualified(t.tenant.schema, 'event')}
   where data->>'attendance' = ${attendance} order by id`.execute(executorOf(h.orm))).rows;
 
 describe('e-mail confirmation (item 4)', () => {

@@ -23,7 +23,7 @@ const table = (name: string) => qualified(t.tenant.schema, name);
 
 const confirm = (token: string, link: string) => t.post('/family-applications/confirm', { token: link }, { token });
 const lastLink = async (recipient: string) => linkToken((await mails(h, t, 'family_confirmation')).filter((m) => m.recipient === recipient).at(-1)!.body);
-const events = async (attendance: string) => (await sql<{ type: string; data: any }>`select type, data from ${table('event')}
+const events = async (attendance: string) => (await sql<{ type: string; data: Record<string, unknown> }>`select type, data from ${table('event')}
   where data->>'attendance' = ${attendance} order by id`.execute(db())).rows.map((e) => [e.type, e.data.to ?? e.data.status, e.data.cause]);
 const accountsWith = async (email: string) => (await sql<{ n: number }>`select count(*)::int as n from ${table('accounts')} where lower(email) = lower(${email})`.execute(db())).rows[0]!.n;
 /** Moves the open links of the submission an application came with `hours` into the past (the other tests' links stay). */
@@ -43,7 +43,7 @@ describe('the expiry of an unconfirmed submission (72 h)', () => {
     const second = await publishedOffer(t);
     const file = await upload(t, { token, bytes: PDF, type: 'application/pdf' });
     const body = familyBody([[offer.uuid, second.uuid]]);
-    body.participants[0].wishes[0].answers = { [offer.applicationQuestions[0].uuid]: file.uuid };
+    body.participants[0].wishes[0].answers = { [offer.applicationQuestions![0].uuid]: file.uuid };
     const [a, b] = await submitOk(t, token, body);
     expect((await t.get(`/attendances/${a.uuid}`)).body.files).toHaveLength(1);
 
@@ -54,7 +54,7 @@ describe('the expiry of an unconfirmed submission (72 h)', () => {
     expect(await tenantsWithFamilyWork(db(), [t.tenant])).toEqual([t.slug]);
     await runExpiry();
 
-    for (const path of [`/attendances/${a.uuid}`, `/attendances/${b.uuid}`, `/participants/${a.participant.uuid}`, `/accounts/${a.account.uuid}`, `/files/${file.uuid}`]) {
+    for (const path of [`/attendances/${a.uuid}`, `/attendances/${b.uuid}`, `/participants/${a.participant!.uuid}`, `/accounts/${a.account!.uuid}`, `/files/${file.uuid}`]) {
       expectProblem(await t.request('GET', path), 404);
     }
     expect(await accountsWith(body.account.email)).toBe(0);
@@ -70,7 +70,7 @@ describe('the expiry of an unconfirmed submission (72 h)', () => {
     // The same family applies again: a new account and child, as if it never had.
     const again = await submitOk(t, token, familyBody([[offer.uuid]], { email: body.account.email }));
     expect(again[0]).toMatchObject({ status: 'email_unconfirmed' });
-    expect(again[0].participant.uuid).not.toBe(a.participant.uuid);
+    expect(again[0].participant!.uuid).not.toBe(a.participant!.uuid);
   });
 
   it('a child the team made before keeps its application, withdrawn (reason, event); the team\'s account stays; a new sibling goes', async () => {
@@ -81,8 +81,8 @@ describe('the expiry of an unconfirmed submission (72 h)', () => {
     const emma = await t.post('/participants', { firstname: 'Emma', lastname: 'Müller', dateOfBirth: '2018-03-01', account: account.uuid });
     expect(emma.status, emma.text).toBe(201);
     const [known, sibling] = await submitOk(t, token, familyBody([[offer.uuid], [offer.uuid]], { email }));
-    expect(known.participant.uuid).toBe(emma.body.uuid);
-    expect(sibling.participant.uuid).not.toBe(emma.body.uuid);
+    expect(known.participant!.uuid).toBe(emma.body.uuid);
+    expect(sibling.participant!.uuid).not.toBe(emma.body.uuid);
 
     await age(known.uuid, 73);
     await runExpiry();
@@ -92,8 +92,8 @@ describe('the expiry of an unconfirmed submission (72 h)', () => {
     expect(kept.body).toMatchObject({ status: 'withdrawn', decisionReason: EXPIRED_REASON, consentOutstanding: false, heldBack: false, createdByAdmin: false });
     expect(await events(known.uuid)).toEqual([['attendance.created', 'email_unconfirmed', undefined], ['attendance.status_changed', 'withdrawn', 'expiry']]);
     expect((await t.get(`/participants/${emma.body.uuid}`)).status).toBe(200);
-    expect((await t.get(`/accounts/${account.uuid}`)).body.participants.map((p: any) => p.uuid)).toEqual([emma.body.uuid]);
-    expectProblem(await t.get(`/participants/${sibling.participant.uuid}`), 404);
+    expect((await t.get(`/accounts/${account.uuid}`)).body.participants.map((p) => p.uuid)).toEqual([emma.body.uuid]);
+    expectProblem(await t.get(`/participants/${sibling.participant!.uuid}`), 404);
     expectProblem(await t.get(`/attendances/${sibling.uuid}`), 404);
     const listed = await list(t, offer.uuid);
     expectDenseSorting(listed);
@@ -111,13 +111,13 @@ describe('the expiry of an unconfirmed submission (72 h)', () => {
     expect((await confirm(token, await lastLink(body.account.email))).status).toBe(200);
     // A confirmed address applying again is e-mailed again; this time nobody clicks.
     const [later] = await submitOk(t, token, { ...body, participants: [{ ...body.participants[0], wishes: [{ offer: b.uuid }] }] });
-    expect(later.participant.uuid).toBe(first.participant.uuid);
+    expect(later.participant!.uuid).toBe(first.participant!.uuid);
     await age(later.uuid, 73);
     await runExpiry();
     expect((await t.get(`/attendances/${later.uuid}`)).body).toMatchObject({ status: 'withdrawn', decisionReason: EXPIRED_REASON });
     expect((await t.get(`/attendances/${first.uuid}`)).body.status).toBe('confirmed');
-    expect((await t.get(`/participants/${first.participant.uuid}`)).status).toBe(200);
-    expect((await t.get(`/accounts/${first.account.uuid}`)).status).toBe(200);
+    expect((await t.get(`/participants/${first.participant!.uuid}`)).status).toBe(200);
+    expect((await t.get(`/accounts/${first.account!.uuid}`)).status).toBe(200);
   });
 
   it('an account with something else stays: a child the team added; a later submission still waiting (until it expires too)', async () => {
@@ -127,27 +127,27 @@ describe('the expiry of an unconfirmed submission (72 h)', () => {
     // The team added a child to the account an unconfirmed submission made.
     const teamBody = familyBody([[a.uuid]]);
     const [x] = await submitOk(t, token, teamBody);
-    const added = await t.post('/participants', { firstname: 'Ben', lastname: 'Müller', dateOfBirth: '2017-01-01', account: x.account.uuid });
+    const added = await t.post('/participants', { firstname: 'Ben', lastname: 'Müller', dateOfBirth: '2017-01-01', account: x.account!.uuid });
     expect(added.status, added.text).toBe(201);
     // A second family: its first submission expires while its second (another child) still waits.
     const body = familyBody([[a.uuid]]);
     const [first] = await submitOk(t, token, body);
     const [second] = await submitOk(t, token, { ...body, participants: [{ ...body.participants[0], firstname: 'Paul', wishes: [{ offer: b.uuid }] }] });
-    expect(second.account.uuid).toBe(first.account.uuid);
+    expect(second.account!.uuid).toBe(first.account!.uuid);
     await age(x.uuid, 73);
     await age(first.uuid, 73);
     await runExpiry();
 
-    expectProblem(await t.get(`/participants/${x.participant.uuid}`), 404);
-    expect((await t.get(`/accounts/${x.account.uuid}`)).body.participants.map((p: any) => p.uuid)).toEqual([added.body.uuid]);
-    expectProblem(await t.get(`/participants/${first.participant.uuid}`), 404);
+    expectProblem(await t.get(`/participants/${x.participant!.uuid}`), 404);
+    expect((await t.get(`/accounts/${x.account!.uuid}`)).body.participants.map((p) => p.uuid)).toEqual([added.body.uuid]);
+    expectProblem(await t.get(`/participants/${first.participant!.uuid}`), 404);
     expect((await t.get(`/attendances/${second.uuid}`)).body.status).toBe('email_unconfirmed');
-    expect((await t.get(`/accounts/${first.account.uuid}`)).body.participants.map((p: any) => p.uuid)).toEqual([second.participant.uuid]);
+    expect((await t.get(`/accounts/${first.account!.uuid}`)).body.participants.map((p) => p.uuid)).toEqual([second.participant!.uuid]);
     // The second submission expires too: now the account has nothing else and goes.
     await age(second.uuid, 73);
     await runExpiry();
-    expectProblem(await t.get(`/participants/${second.participant.uuid}`), 404);
-    expectProblem(await t.get(`/accounts/${first.account.uuid}`), 404);
+    expectProblem(await t.get(`/participants/${second.participant!.uuid}`), 404);
+    expectProblem(await t.get(`/accounts/${first.account!.uuid}`), 404);
     expect(await accountsWith(body.account.email)).toBe(0);
   });
 
@@ -163,8 +163,8 @@ describe('the expiry of an unconfirmed submission (72 h)', () => {
     expect((await t.get(`/attendances/${teen.uuid}`)).body).toMatchObject({ status: 'withdrawn', consentOutstanding: false, decisionReason: EXPIRED_REASON });
     expect(await events(teen.uuid)).toEqual([['attendance.created', 'consents_outstanding', undefined], ['attendance.status_changed', 'withdrawn', 'expiry']]);
     expect((await t.get(`/attendances/${sibling.uuid}`)).body.status).toBe('confirmed');
-    expect((await t.get(`/participants/${teen.participant.uuid}`)).status).toBe(200);
-    expect((await t.get(`/accounts/${teen.account.uuid}`)).status).toBe(200);
+    expect((await t.get(`/participants/${teen.participant!.uuid}`)).status).toBe(200);
+    expect((await t.get(`/accounts/${teen.account!.uuid}`)).status).toBe(200);
   });
 });
 
@@ -186,7 +186,7 @@ describe('applying again after the expiry', () => {
   it('the same child and offer: 201, the withdrawn application reused (same uuid, new submission, answers and files), confirmable', async () => {
     const token = await websiteToken(t);
     const offer = await publishedOffer(t, { maxParticipants: 2, applicationQuestions: [{ label: 'Impfpass', type: 'file', required: false }] });
-    const question = offer.applicationQuestions[0].uuid;
+    const question = offer.applicationQuestions![0].uuid;
     const email = `wieder-${Date.now()}@example.org`;
     const account = (await t.post('/accounts', { email, firstname: 'Katrin', lastname: 'Müller' })).body;
     await t.post('/participants', { firstname: 'Emma', lastname: 'Müller', dateOfBirth: '2018-03-01', account: account.uuid });
@@ -208,7 +208,7 @@ describe('applying again after the expiry', () => {
     expect(res.body).toEqual([expect.objectContaining({
       uuid: expired.uuid, status: 'email_unconfirmed', consentOutstanding: false, createdByAdmin: false, decisionReason: expect.stringMatching(/E-Mail-Adresse/),
     })]);
-    expect((await t.get(`/attendances/${expired.uuid}`)).body.files.map((f: any) => f.uuid)).toEqual([newFile.uuid]);
+    expect((await t.get(`/attendances/${expired.uuid}`)).body.files.map((f) => f.uuid)).toEqual([newFile.uuid]);
     expectProblem(await t.request('GET', `/files/${oldFile.uuid}`), 404);
     const listed = await list(t, offer.uuid);
     expectDenseSorting(listed);

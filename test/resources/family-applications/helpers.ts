@@ -1,5 +1,5 @@
 import { expect } from 'vitest';
-import type { Harness, TestResponse, TestTenant } from '../../harness/harness.js';
+import type { Harness, RequestBody, TestTenant } from '../../harness/harness.js';
 import { create as createEdition } from '../../factories/edition.factory.js';
 import { create as createOffer } from '../../factories/offer.factory.js';
 import { unique } from '../../factories/factory.js';
@@ -10,7 +10,7 @@ import { qualified, sql } from '../../../src/platform/db/sql.js';
 // token, a family's request body, and the single-use links from the mails in the outbox.
 
 /** A published, public offer in an online edition (first come first served unless `edition` says otherwise). */
-export async function publishedOffer(t: TestTenant, overrides: Record<string, unknown> = {}, edition: Record<string, unknown> = {}): Promise<any> {
+export async function publishedOffer(t: TestTenant, overrides: Record<string, unknown> = {}, edition: Record<string, unknown> = {}) {
   const e = overrides.edition ?? (await createEdition(t, { procedure: 'firstcome', ...edition })).uuid;
   const offer = await createOffer(t, { edition: e, ...overrides });
   const res = await t.post(`/offers/${offer.uuid}/transition`, { transition: 'publish' });
@@ -20,8 +20,11 @@ export async function publishedOffer(t: TestTenant, overrides: Record<string, un
 
 export const websiteToken = (t: TestTenant, ratePerMinute?: number) => t.token({ role: 'website', name: 'Website', ratePerMinute });
 
+/** The body of POST /family-applications. */
+export type FamilyBody = RequestBody<'post', '/family-applications'>;
+
 /** A family's body: one child per entry of `wishes` (a list of offer uuids each). */
-export function familyBody(wishes: string[][], o: { email?: string; emailVerified?: boolean; children?: Record<string, unknown>[] } = {}): Record<string, any> {
+export function familyBody(wishes: string[][], o: { email?: string; emailVerified?: boolean; children?: Record<string, unknown>[] } = {}): FamilyBody {
   return {
     account: { email: o.email ?? `familie-${unique()}@example.org`, firstname: 'Katrin', lastname: 'Müller', phone: '0170 1234567', street: 'Hauptstr. 1', zip: '12345', city: 'Musterstadt' },
     ...(o.emailVerified !== undefined ? { emailVerified: o.emailVerified } : {}),
@@ -33,19 +36,21 @@ export function familyBody(wishes: string[][], o: { email?: string; emailVerifie
   };
 }
 
-export async function submit(t: TestTenant, token: string, body: unknown): Promise<TestResponse> {
+export async function submit(t: TestTenant, token: string, body: unknown) {
   return t.post('/family-applications', body, { token });
 }
 
-export async function submitOk(t: TestTenant, token: string, body: unknown): Promise<any[]> {
+export async function submitOk(t: TestTenant, token: string, body: unknown) {
   const res = await submit(t, token, body);
   expect(res.status, res.text).toBe(201);
   return res.body;
 }
 
+export type MailRow = { uuid: string; kind: string; recipient: string; subject: string; body: string; payload: Record<string, unknown>; sentAt: string | null };
+
 /** The tenant's outbox rows of one kind, oldest first. */
-export async function mails(h: Harness, t: TestTenant, kind?: string): Promise<{ uuid: string; kind: string; recipient: string; subject: string; body: string; payload: any; sentAt: string | null }[]> {
-  const res = await sql<any>`select uuid, kind, recipient, subject, body, payload, sent_at as "sentAt" from ${qualified(t.tenant.schema, 'outbox')}
+export async function mails(h: Harness, t: TestTenant, kind?: string): Promise<MailRow[]> {
+  const res = await sql<MailRow>`select uuid, kind, recipient, subject, body, payload, sent_at as "sentAt" from ${qualified(t.tenant.schema, 'outbox')}
     where ${kind ?? null}::text is null or kind = ${kind ?? null} order by created_at, uuid`.execute(executorOf(h.orm));
   return res.rows;
 }

@@ -5,7 +5,7 @@ import { qualified, sql } from '../../../src/platform/db/sql.js';
 import { RULE_CODES } from '../../../src/domain/errors.js';
 import { PDF } from '../../fixtures/files.js';
 import { create as upload } from '../../factories/file.factory.js';
-import { familyBody, mails, publishedOffer, submit, submitOk, websiteToken } from './helpers.js';
+import { familyBody, mails, publishedOffer, submit, submitOk, websiteToken, type FamilyBody } from './helpers.js';
 
 // D11, issue 21 items 1-3 and "Bad input and faults": a family's own application through the website token,
 // all or nothing, each rule of a wish a 422 naming the wish, an existing application a 409.
@@ -60,14 +60,14 @@ describe('one request per family (item 2)', () => {
     const b = await publishedOffer(t);
     const body = familyBody([[a.uuid]]);
     const first = await submitOk(t, token, body);
-    const again = await submitOk(t, token, { ...body, account: { ...body.account, email: body.account.email.toUpperCase(), firstname: 'Fremd' }, participants: [{ ...body.participants[0], firstname: ' emma ', wishes: [{ offer: b.uuid }] }] });
-    expect(again[0].participant.uuid).toBe(first[0].participant.uuid);
-    expect(again[0].account.uuid).toBe(first[0].account.uuid);
+    const again = await submitOk(t, token, { ...body, account: { ...body.account, email: body.account.email!.toUpperCase(), firstname: 'Fremd' }, participants: [{ ...body.participants[0], firstname: ' emma ', wishes: [{ offer: b.uuid }] }] });
+    expect(again[0].participant!.uuid).toBe(first[0].participant!.uuid);
+    expect(again[0].account!.uuid).toBe(first[0].account!.uuid);
     // An unverified request never changes the family's data.
-    expect((await t.get(`/accounts/${first[0].account.uuid}`)).body.firstname).toBe('Katrin');
+    expect((await t.get(`/accounts/${first[0].account!.uuid}`)).body.firstname).toBe('Katrin');
     // Another birth date is another child.
     const sibling = await submitOk(t, token, { ...body, participants: [{ ...body.participants[0], dateOfBirth: '2019-01-01', wishes: [{ offer: a.uuid }] }] });
-    expect(sibling[0].participant.uuid).not.toBe(first[0].participant.uuid);
+    expect(sibling[0].participant!.uuid).not.toBe(first[0].participant!.uuid);
     const p = await refused(token, { ...body, participants: [{ ...body.participants[0], wishes: [{ offer: b.uuid }, { offer: a.uuid }] }] }, 409);
     expect(p.detail).toMatch(/^participants\[0\]\.wishes\[0\]\.offer: Emma already applied/);
   });
@@ -105,7 +105,7 @@ describe('the rules of a wish (item 3): each a 422 naming the wish, nothing stor
     { label: 'Impfpass', type: 'file', required: false },
   ];
 
-  async function violationOf(offer: any, wish: Record<string, unknown> = {}, child: Record<string, unknown> = {}, token?: string) {
+  async function violationOf(offer: { uuid: string }, wish: Record<string, unknown> = {}, child: Record<string, unknown> = {}, token?: string) {
     const tok = token ?? (await websiteToken(t));
     const ok = await publishedOffer(t);
     const body = familyBody([[ok.uuid, offer.uuid]], { children: [child] });
@@ -163,7 +163,7 @@ describe('the rules of a wish (item 3): each a 422 naming the wish, nothing stor
 
   it('every required question answered, each answer of its type; unknown questions refused', async () => {
     const offer = await publishedOffer(t, { applicationQuestions: QUESTIONS });
-    const [swim, allergies] = offer.applicationQuestions;
+    const [swim, allergies] = offer.applicationQuestions!;
     const missing = await violationOf(offer, { answers: { [allergies.uuid]: 'Nüsse' } });
     expect(missing.violations).toEqual([expect.objectContaining({ propertyPath: `participants[0].wishes[1].answers.${swim.uuid}`, code: RULE_CODES.required })]);
     const wrongType = await violationOf(offer, { answers: { [swim.uuid]: 'ja', [allergies.uuid]: 5 } });
@@ -183,7 +183,7 @@ describe('the rules of a wish (item 3): each a 422 naming the wish, nothing stor
 
   it('a file answer names an upload of the same token that no application uses; it becomes the application\'s file', async () => {
     const offer = await publishedOffer(t, { applicationQuestions: QUESTIONS });
-    const [swim, , pass] = offer.applicationQuestions;
+    const [swim, , pass] = offer.applicationQuestions!;
     const token = await websiteToken(t);
     const other = await websiteToken(t);
     const mine = await upload(t, { token, bytes: PDF, type: 'application/pdf', name: 'impfpass.pdf' });
@@ -216,18 +216,18 @@ describe('the rules of a wish (item 3): each a 422 naming the wish, nothing stor
 
 describe('bad input and faults', () => {
   it.each([
-    ['no participants', (b: any) => { b.participants = []; }, 'participants'],
-    ['a child without wishes', (b: any) => { b.participants[0].wishes = []; }, 'participants[0].wishes'],
-    ['a birth date in the future', (b: any) => { b.participants[0].dateOfBirth = '2099-01-01'; }, 'participants[0].dateOfBirth'],
-    ['a birth date that is none', (b: any) => { b.participants[0].dateOfBirth = '2019-02-30'; }, 'participants[0].dateOfBirth'],
-    ['a malformed offer id', (b: any) => { b.participants[0].wishes[0].offer = 'x'; }, 'participants[0].wishes[0].offer'],
-    ['no e-mail address', (b: any) => { b.account.email = 'nobody'; }, 'account.email'],
-    ['a guardian address that is none', (b: any) => { b.participants[0].guardianEmail = 'mama'; }, 'participants[0].guardianEmail'],
-    ['an empty first name', (b: any) => { b.participants[0].firstname = '  '; }, 'participants[0].firstname'],
-    ['thousands of wishes', (b: any) => { b.participants[0].wishes = Array.from({ length: 2000 }, () => ({ offer: b.participants[0].wishes[0].offer })); }, 'participants[0].wishes'],
-    ['too many children', (b: any) => { b.participants = Array.from({ length: 13 }, (_, i) => ({ ...b.participants[0], dateOfBirth: `2015-01-${String(i + 1).padStart(2, '0')}` })); }, 'participants'],
-    ['the same child twice', (b: any) => { b.participants = [b.participants[0], { ...b.participants[0] }]; }, 'participants[1]'],
-    ['the same offer twice for a child', (b: any) => { b.participants[0].wishes = [b.participants[0].wishes[0], b.participants[0].wishes[0]]; }, 'participants[0].wishes[1].offer'],
+    ['no participants', (b: FamilyBody) => { b.participants = []; }, 'participants'],
+    ['a child without wishes', (b: FamilyBody) => { b.participants[0].wishes = []; }, 'participants[0].wishes'],
+    ['a birth date in the future', (b: FamilyBody) => { b.participants[0].dateOfBirth = '2099-01-01'; }, 'participants[0].dateOfBirth'],
+    ['a birth date that is none', (b: FamilyBody) => { b.participants[0].dateOfBirth = '2019-02-30'; }, 'participants[0].dateOfBirth'],
+    ['a malformed offer id', (b: FamilyBody) => { b.participants[0].wishes[0].offer = 'x'; }, 'participants[0].wishes[0].offer'],
+    ['no e-mail address', (b: FamilyBody) => { b.account.email = 'nobody'; }, 'account.email'],
+    ['a guardian address that is none', (b: FamilyBody) => { b.participants[0].guardianEmail = 'mama'; }, 'participants[0].guardianEmail'],
+    ['an empty first name', (b: FamilyBody) => { b.participants[0].firstname = '  '; }, 'participants[0].firstname'],
+    ['thousands of wishes', (b: FamilyBody) => { b.participants[0].wishes = Array.from({ length: 2000 }, () => ({ offer: b.participants[0].wishes[0].offer })); }, 'participants[0].wishes'],
+    ['too many children', (b: FamilyBody) => { b.participants = Array.from({ length: 13 }, (_, i) => ({ ...b.participants[0], dateOfBirth: `2015-01-${String(i + 1).padStart(2, '0')}` })); }, 'participants'],
+    ['the same child twice', (b: FamilyBody) => { b.participants = [b.participants[0], { ...b.participants[0] }]; }, 'participants[1]'],
+    ['the same offer twice for a child', (b: FamilyBody) => { b.participants[0].wishes = [b.participants[0].wishes[0], b.participants[0].wishes[0]]; }, 'participants[0].wishes[1].offer'],
   ])('%s: 422 naming %s', async (_, spoil, path) => {
     const offer = await publishedOffer(t);
     const body = familyBody([[offer.uuid]]);

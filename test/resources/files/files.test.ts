@@ -13,7 +13,7 @@ import { apply, createOffer, createOrganiser, createParticipant, firstcome, tran
 
 const { h, t } = useHarness();
 
-const send = (body: Buffer, type: string | null, opts: { path?: string; headers?: Record<string, string>; token?: string } = {}) =>
+const send = (body: Buffer, type: string | null, opts: { path?: `/files?${string}`; headers?: Record<string, string>; token?: string } = {}) =>
   t.request('POST', opts.path ?? '/files', { rawBody: body, headers: { ...(type ? { 'content-type': type } : {}), ...opts.headers }, token: opts.token });
 
 const fileRows = async () => (await sql<{ n: number }>`select count(*)::int as n from ${qualified(t.tenant.schema, 'files')}`.execute(executorOf(h.orm))).rows[0]!.n;
@@ -107,7 +107,7 @@ describe('GET /files/{uuid} and the application\'s files', () => {
     const org = await createOrganiser(t);
     const edition = await firstcome(t, { releaseParticipantLists: true });
     const offer = await createOffer(t, { edition: edition.uuid, hosts: [org.uuid], applicationQuestions: [QUESTION] });
-    const question = offer.applicationQuestions[0].uuid;
+    const question = offer.applicationQuestions![0].uuid;
     const a = await apply(t, offer.uuid, (await createParticipant(t)).uuid);
     const file = await upload(t, { bytes: PDF, type: 'application/pdf', name: 'impfpass.pdf' });
     const patched = await t.patch(`/attendances/${a.uuid}`, { answers: { [question]: file.uuid } });
@@ -153,7 +153,7 @@ describe('GET /files/{uuid} and the application\'s files', () => {
     expectProblem(await t.patch(`/attendances/${a.uuid}`, { answers: { [question]: '00000000-0000-4000-8000-000000000000' } }), 422);
     const replacement = await upload(t, { bytes: JPEG, type: 'image/jpeg', name: 'neu.jpg' });
     const res = await t.patch(`/attendances/${a.uuid}`, { answers: { [question]: replacement.uuid } });
-    expect(res.body.files.map((f: any) => f.uuid)).toEqual([replacement.uuid]);
+    expect(res.body.files.map((f) => f.uuid)).toEqual([replacement.uuid]);
     expectProblem(await t.request('GET', `/files/${file.uuid}`), 404);
     const cleared = await t.patch(`/attendances/${a.uuid}`, { answers: { [question]: null } });
     expect(cleared.body.files).toEqual([]);
@@ -165,12 +165,12 @@ describe('GET /files/{uuid} and the application\'s files', () => {
     const { runRetention } = await import('../../../src/resources/retention/service.js');
     const ended = await offerEndedWeeksAgo(t, 13);
     const withQuestion = await t.patch(`/offers/${ended.uuid}`, { applicationQuestions: [QUESTION] });
-    const question = withQuestion.body.applicationQuestions[0].uuid;
+    const question = withQuestion.body.applicationQuestions![0].uuid;
     const a = await apply(t, ended.uuid, (await createParticipant(t)).uuid, { status: 'confirmed' });
     const file = await upload(t, { bytes: PDF, type: 'application/pdf' });
     expect((await t.patch(`/attendances/${a.uuid}`, { answers: { [question]: file.uuid } })).status).toBe(200);
     const result = await runRetention(t.context(), {});
-    expect(result.participantUuids).toContain(a.participant.uuid);
+    expect(result.participantUuids).toContain(a.participant!.uuid);
     const after = await t.get(`/attendances/${a.uuid}`);
     expect(after.body).toMatchObject({ files: [], answers: [] });
     expectProblem(await t.request('GET', `/files/${file.uuid}`), 404);
@@ -190,7 +190,7 @@ describe('GET /files/{uuid} and the application\'s files', () => {
 
     const child = await answered();
     await transitionOk(t, child.a.uuid, 'withdraw');
-    expect((await t.del(`/participants/${child.a.participant.uuid}`)).status).toBe(204);
+    expect((await t.del(`/participants/${child.a.participant!.uuid}`)).status).toBe(204);
     expectProblem(await t.request('GET', `/files/${child.file.uuid}`), 404);
   });
 });

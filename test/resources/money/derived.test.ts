@@ -21,7 +21,7 @@ describe('paid, payable and receipts', () => {
     const r2 = await pay(t, [{ attendance: a.uuid }]);
     expect((await attendance(t, a.uuid)).receipts).toEqual([r2.uuid]);
     // The list filters agree with the fields.
-    expect((await getOk(t, `/attendances?paid=true&participant=${a.participant.uuid}`)).map((x: any) => x.receipts)).toEqual([[r2.uuid]]);
+    expect((await getOk(t, `/attendances?paid=true&participant=${a.participant!.uuid}`)).map((x) => x.receipts)).toEqual([[r2.uuid]]);
   });
 
   it('the family\'s open payments: GET /attendances?payable=true&paid=false&account=<e-mail>', async () => {
@@ -30,7 +30,7 @@ describe('paid, payable and receipts', () => {
     const a1 = await applyFor(t, offer.uuid, family.uuid);
     const a2 = await applyFor(t, offer.uuid, family.uuid);
     await applyFor(t, offer.uuid, family.uuid, { status: 'waitlisted' });
-    const open = async () => (await getOk(t, `/attendances?payable=true&paid=false&account=${encodeURIComponent(family.email)}`)).map((x: any) => x.uuid).sort();
+    const open = async () => (await getOk(t, `/attendances?payable=true&paid=false&account=${encodeURIComponent(family.email!)}`)).map((x) => x.uuid).sort();
     expect(await open()).toEqual([a1.uuid, a2.uuid].sort());
     const r = await pay(t, [{ attendance: a1.uuid }]);
     expect(await open()).toEqual([a2.uuid]);
@@ -56,11 +56,11 @@ describe('paid, payable and receipts', () => {
     const r = await pay(t, [{ attendance: a.uuid }]);
     expect(expectProblem(await t.del(`/attendances/${a.uuid}`), 409).detail).toMatch(/paid receipt/);
     // The participant cannot be deleted either (D6).
-    expectProblem(await t.del(`/participants/${a.participant.uuid}`), 409);
+    expectProblem(await t.del(`/participants/${a.participant!.uuid}`), 409);
     await reverse(t, r.uuid);
     expect((await t.del(`/attendances/${a.uuid}`)).status).toBe(204);
     // The receipt keeps its line (a bare UUID of the deleted application).
-    expect((await getOk(t, `/receipts/${r.uuid}`)).items.map((i: any) => i.attendance)).toEqual([a.uuid]);
+    expect((await getOk(t, `/receipts/${r.uuid}`)).items.map((i) => i.attendance)).toEqual([a.uuid]);
     expect(await postingsOf(t, a.uuid)).toEqual([['charge', 500], ['payment', -500], ['reversal', 500], ['cancellation', -500]]);
   });
 });
@@ -88,14 +88,14 @@ describe('transfer (spec 4.3 rule 2, D10)', () => {
     ]);
     expect(await postingsOf(t, moved.uuid)).toEqual([['charge', 500], ['transfer', -450], ['transfer', -50]]);
     const ledgers = await getOk(t, `/ledgers?account=${family.uuid}`);
-    expect(ledgers.map((l: any) => [l.edition.uuid, l.balance]).sort()).toEqual([[summer.uuid, 0], [autumn.uuid, 0]].sort());
+    expect(ledgers.map((l) => [l.edition.uuid, l.balance]).sort()).toEqual([[summer.uuid, 0], [autumn.uuid, 0]].sort());
     // Still paid: neither non-payable nor deletable; the reversal follows the line to the new application.
     expectProblem(await t.del(`/attendances/${moved.uuid}`), 409);
     const rev = await reverse(t, r.uuid, { withdraw: true });
     expect(rev.status, rev.text).toBe(200);
     expect(await attendance(t, moved.uuid)).toMatchObject({ paid: false, status: 'withdrawn', receipts: [] });
     const after = await getOk(t, `/ledgers?account=${family.uuid}`);
-    expect(after.map((l: any) => l.balance)).toEqual([0, 0]);
+    expect(after.map((l) => l.balance)).toEqual([0, 0]);
   });
 
   it('an unpaid application\'s charge moves: a cancellation on the old, a charge on the new, in each edition\'s ledger', async () => {
@@ -105,7 +105,7 @@ describe('transfer (spec 4.3 rule 2, D10)', () => {
     const moved = (await t.post(`/attendances/${a.uuid}/transfer`, { offer: target.uuid, status: 'confirmed' })).body;
     expect(await postingsOf(t, a.uuid)).toEqual([['charge', 300], ['cancellation', -300]]);
     expect(await postingsOf(t, moved.uuid)).toEqual([['charge', 300]]);
-    const balances = (await getOk(t, `/ledgers?account=${family.uuid}`)).map((l: any) => [l.edition.uuid, l.balance]);
+    const balances = (await getOk(t, `/ledgers?account=${family.uuid}`)).map((l) => [l.edition.uuid, l.balance]);
     expect(balances.sort()).toEqual([[a.edition.uuid, 0], [target.edition.uuid, 300]].sort());
     // Transferred to waiting (the default): not due, nothing charged.
     const again = (await t.post(`/attendances/${moved.uuid}/transfer`, { offer: (await offerWithFee(t, 300)).uuid })).body;

@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { useHarness } from '../../harness/harness.js';
+import { useHarness, type Schema } from '../../harness/harness.js';
 import { createAccount, createEdition, createOffer, createParticipant, getOk } from './helpers.js';
 
 // The money invariant (D8, D10), as a property over random sequences of what admins do: applications created
@@ -57,17 +57,17 @@ afterAll(async () => {
   console.log(`[ledger-property] ${JSON.stringify(stats)}`);
 });
 
-/** Every page of a list. */
-async function all(path: string): Promise<any[]> {
-  const out: any[] = [];
+/** Every page of a list: `read(n)` reads page n, 200 a page. */
+async function all<T>(read: (page: number) => Promise<T[]>): Promise<T[]> {
+  const out: T[] = [];
   for (let page = 1; ; page++) {
-    const rows = await getOk(t, `${path}${path.includes('?') ? '&' : '?'}itemsPerPage=200&page=${page}`);
+    const rows = await read(page);
     out.push(...rows);
     if (rows.length < 200) return out;
   }
 }
 
-type World = { editions: any[]; offers: any[]; accounts: any[]; participants: any[]; apps: string[]; gone: string[]; receipts: any[] };
+type World = { editions: Schema<'Edition'>[]; offers: Schema<'Offer'>[]; accounts: Schema<'Account'>[]; participants: Schema<'Participant'>[]; apps: string[]; gone: string[]; receipts: Schema<'Receipt'>[] };
 
 async function makeWorld(): Promise<World> {
   // Two editions (first come first served: a withdrawal refills), three offers with small capacities, two
@@ -120,8 +120,8 @@ async function run(w: World, s: Step): Promise<boolean> {
         const open = (await Promise.all(w.editions.map((e) => getOk(t, `/attendances?edition=${e.uuid}&payable=true&paid=false&itemsPerPage=200`)))).flat();
         if (open.length === 0) return false;
         const first = open[s.apps[0]! % open.length];
-        const party = (a: any) => a.account?.uuid ?? a.participant.uuid;
-        const same = open.filter((a: any) => a.uuid !== first.uuid && party(a) === party(first));
+        const party = (a: Schema<'Attendance'>) => a.account?.uuid ?? a.participant!.uuid;
+        const same = open.filter((a) => a.uuid !== first.uuid && party(a) === party(first));
         ids = [first.uuid, ...s.apps.slice(1).map((i) => same[i % Math.max(1, same.length)]?.uuid).filter((x): x is string => !!x)];
       } else {
         ids = s.apps.map(app).filter((x): x is string => !!x);
@@ -185,18 +185,18 @@ const KEEPS_CHARGE = new Set(['participated', 'noshow']);
 const CHARGE_TYPES = new Set(['charge', 'cancellation']);
 
 async function checkInvariants(w: World): Promise<void> {
-  const debtors = await all('/debtors');
-  const debtorOfParty = new Map<string, string>();
+  const debtors = await all((page) => getOk(t, `/debtors?itemsPerPage=200&page=${page}`));
+  const debtorOfParty = new Map<string | undefined, string>();
   for (const d of debtors) debtorOfParty.set(d.account?.uuid ?? d.participant?.uuid, d.uuid);
-  const netBy = (rows: any[], pick: (b: any) => boolean) => rows.filter(pick).reduce((s, b) => s + b.amount, 0);
+  const netBy = (rows: Schema<'Booking'>[], pick: (b: Schema<'Booking'>) => boolean) => rows.filter(pick).reduce((s, b) => s + b.amount, 0);
 
   for (const e of w.editions) {
-    const ledgers = await all(`/ledgers?edition=${e.uuid}`);
-    const bookings = await all(`/bookings?edition=${e.uuid}`);
-    const apps = await all(`/attendances?edition=${e.uuid}`);
+    const ledgers = await all((page) => getOk(t, `/ledgers?edition=${e.uuid}&itemsPerPage=200&page=${page}`));
+    const bookings = await all((page) => getOk(t, `/bookings?edition=${e.uuid}&itemsPerPage=200&page=${page}`));
+    const apps = await all((page) => getOk(t, `/attendances?edition=${e.uuid}&itemsPerPage=200&page=${page}`));
     // Every ledger: balance = its entries = its bookings.
     for (const l of ledgers) {
-      const entries = l.bookEntries.reduce((s: number, x: any) => s + x.amount, 0);
+      const entries = l.bookEntries.reduce((s, x) => s + x.amount, 0);
       const own = netBy(bookings, (b) => b.ledger === l.uuid);
       expect(l.balance, `ledger ${l.uuid}`).toBe(entries);
       expect(l.balance, `ledger ${l.uuid}`).toBe(own);
@@ -218,13 +218,13 @@ async function checkInvariants(w: World): Promise<void> {
         expect(charged, ctx).toBe(a.payable ? a.fee : 0);
         expect(netBy(mine, () => true), ctx).toBe(charged);
       }
-      const debtor = debtorOfParty.get(a.account?.uuid ?? a.participant.uuid);
+      const debtor = debtorOfParty.get(a.account?.uuid ?? a.participant!.uuid);
       if (!a.paid) expected.set(debtor!, (expected.get(debtor!) ?? 0) + netBy(mine, () => true));
     }
     // Every ledger's balance: its open payments' fees (+ kept charges of participated/noshow).
     for (const l of ledgers) {
-      const open = apps.filter((a) => a.payable && !a.paid && debtorOfParty.get(a.account?.uuid ?? a.participant.uuid) === l.debtor.uuid);
-      const kept = apps.filter((a) => !a.paid && KEEPS_CHARGE.has(a.status) && debtorOfParty.get(a.account?.uuid ?? a.participant.uuid) === l.debtor.uuid)
+      const open = apps.filter((a) => a.payable && !a.paid && debtorOfParty.get(a.account?.uuid ?? a.participant!.uuid) === l.debtor.uuid);
+      const kept = apps.filter((a) => !a.paid && KEEPS_CHARGE.has(a.status) && debtorOfParty.get(a.account?.uuid ?? a.participant!.uuid) === l.debtor.uuid)
         .reduce((s, a) => s + netBy(bookings.filter((b) => b.attendance === a.uuid), (b) => CHARGE_TYPES.has(b.type)), 0);
       expect(l.balance, `ledger ${l.uuid} of ${l.debtor.uuid}`).toBe(open.reduce((s, a) => s + a.fee, 0) + kept);
       expect(l.balance).toBe(expected.get(l.debtor.uuid) ?? 0);
@@ -254,7 +254,7 @@ describe('ledgers over random sequences of transitions, receipts and reversals',
       { numRuns: RUNS, seed: SEED, interruptAfterTimeLimit: BUDGET_MS, markInterruptAsFailure: false },
     );
     // Receipt numbers: unique, without gaps.
-    const numbers = (await all('/receipts')).map((r) => Number(r.number.split('-').pop())).sort((a, b) => a - b);
+    const numbers = (await all((page) => getOk(t, `/receipts?itemsPerPage=200&page=${page}`))).map((r) => Number(r.number.split('-').pop())).sort((a, b) => a - b);
     expect(numbers).toEqual(numbers.map((_, i) => i + 1));
     expect(stats.receipts).toBeGreaterThan(0);
     expect(Date.now() - started).toBeLessThan(BUDGET_MS + 20_000);

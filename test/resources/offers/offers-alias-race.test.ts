@@ -1,10 +1,10 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { expectProblem, useHarness } from '../../harness/harness.js';
+import { expectProblem, useHarness, type Schema } from '../../harness/harness.js';
 import { edition } from './helpers.js';
 
 // Issue 13 item 1 (D5, D10): an alias derived from the name is made unique, also under concurrency; only an
 // alias the caller sent may be refused.
-let ed: any;
+let ed: Schema<'Edition'>;
 
 const { h, t } = useHarness();
 beforeAll(async () => {
@@ -39,7 +39,7 @@ describe('concurrent offers with one name', () => {
 
 describe('concurrent categories, organisers and editions with one name', () => {
   it('derive distinct aliases for each, all 201', async () => {
-    for (const path of ['/categories', '/organisers', '/editions']) {
+    for (const path of ['/categories', '/organisers', '/editions'] as const) {
       const results = await Promise.all(Array.from({ length: 6 }, () => t.post(path, { name: 'Gleich' })));
       expect(results.map((r) => r.status), path).toEqual(Array(6).fill(201));
       expect(new Set(results.map((r) => r.body.alias)).size, path).toBe(6);

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { expectProblem, useHarness } from '../../harness/harness.js';
+import { expectProblem, useHarness, type Schema } from '../../harness/harness.js';
 import { RULE_CODES } from '../../../src/domain/errors.js';
 import { probeImage } from '../../../src/platform/net/image-probe.js';
 import { edition } from './helpers.js';
@@ -9,7 +9,7 @@ import { startImageServer, type ImageServer } from './image-server.js';
 // with a bounded, SSRF-safe fetch; a URL that cannot be checked is 422 with a clear message. The local image
 // server is reached because the operator allowlist names 127.0.0.1 (MEDIA_FETCH_ALLOW_HOSTS).
 let img: ImageServer;
-let ed: any;
+let ed: Schema<'Edition'>;
 
 const { h, t } = useHarness();
 beforeAll(async () => {

@@ -1,15 +1,16 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { expectProblem, useHarness } from '../../harness/harness.js';
+import { expectProblem, useHarness, type Schema } from '../../harness/harness.js';
 import { spyOnQueries } from '../../harness/queries.js';
 import { uuidToBase58 } from '../../../src/platform/http/ids.js';
 import { category, edition, names, offer, organiser, transition } from './helpers.js';
+import { executorOf } from '../../../src/platform/db/orm.js';
 
-const o: Record<string, any> = {};
-let ed: any;
-let offline: any;
-let hostA: any;
-let hostB: any;
-let catA: any;
+const o: Record<string, Schema<'Offer'>> = {};
+let ed: Schema<'Edition'>;
+let offline: Schema<'Edition'>;
+let hostA: Schema<'Organiser'>;
+let hostB: Schema<'Organiser'>;
+let catA: Schema<'Category'>;
 
 const PUBLIC_FIELDS = [
   'uuid', 'name', 'alias', 'edition', 'hosts', 'status', 'teaser', 'description', 'dates', 'fee', 'minAge', 'maxAge',
@@ -57,8 +58,8 @@ describe('GET /offers visibility', () => {
       const res = await t.get('/offers', { token });
       expect(res.status).toBe(200);
       expect(names(res).sort()).toEqual(['Ärger mit Äpfeln', 'Bastelkurs', 'Zelten am See'].sort());
-      const cancelled = res.body.find((x: any) => x.name === 'Ärger mit Äpfeln');
-      expect(cancelled.status).toEqual(['published', 'cancelled']);
+      const cancelled = res.body.find((x) => x.name === 'Ärger mit Äpfeln');
+      expect(cancelled!.status).toEqual(['published', 'cancelled']);
       for (const item of res.body) {
         for (const k of Object.keys(item)) expect(PUBLIC_FIELDS).toContain(k);
       }
@@ -101,13 +102,13 @@ describe('GET /offers visibility', () => {
     for (const token of [t.adminToken, read]) {
       const res = await t.get('/offers', { token });
       expect(res.body).toHaveLength(7);
-      const p = res.body.find((x: any) => x.uuid === o.published.uuid);
+      const p = res.body.find((x) => x.uuid === o.published.uuid);
       expect(p).toMatchObject({ publish: 'public', comment: 'intern', contact: 'Frau Meier', applicationQuestions: [], variants: [] });
-      expect(p.attendances).toEqual({
+      expect(p!.attendances).toEqual({
         waiting: 0, confirmed: 0, waitlisted: 0, rejected: 0, withdrawn: 0, unfulfilled: 0, participated: 0, noshow: 0,
         email_unconfirmed: 0, consents_outstanding: 0,
       });
-      expect(p.transitions).toEqual(['cancel', 'unpublish']);
+      expect(p!.transitions).toEqual(['cancel', 'unpublish']);
       expect(res.headers['cache-control']).toBe('private, no-store');
     }
     const draft = (await t.get(`/offers/${o.draft.uuid}`)).body;
@@ -119,10 +120,10 @@ describe('GET /offers visibility', () => {
     const token = await t.token({ role: 'organiser', access: 'read', organiserIds: [hostA.uuid] });
     const res = await t.get('/offers', { token });
     expect(names(res).sort()).toEqual(['Ärger mit Äpfeln', 'Bastelkurs', 'Entwurf', 'Geheimtipp', 'Herbstwald', 'Zelten am See'].sort());
-    const own = res.body.find((x: any) => x.uuid === o.draft.uuid);
-    expect(own.transitions).toEqual(['complete']);
-    const foreign = res.body.find((x: any) => x.uuid === o.recurring.uuid);
-    expect(foreign.transitions).toEqual([]);
+    const own = res.body.find((x) => x.uuid === o.draft.uuid);
+    expect(own!.transitions).toEqual(['complete']);
+    const foreign = res.body.find((x) => x.uuid === o.recurring.uuid);
+    expect(foreign!.transitions).toEqual([]);
     expectProblem(await t.get(`/offers/${o.foreignDraft.uuid}`, { token }), 404);
   });
 
@@ -150,7 +151,7 @@ describe('GET /offers visibility', () => {
 describe('GET /offers filters', () => {
   it('edition, category and host by UUID, base58 or alias; nothing matched gives []', async () => {
     expect((await t.get(`/offers?edition=${ed.uuid}`)).body).toHaveLength(6);
-    expect((await t.get(`/offers?edition=${uuidToBase58(offline.uuid)}`)).body.map((x: any) => x.name)).toEqual(['Herbstwald']);
+    expect((await t.get(`/offers?edition=${uuidToBase58(offline.uuid)}`)).body.map((x) => x.name)).toEqual(['Herbstwald']);
     expect((await t.get('/offers?edition=sommer-2027')).body).toHaveLength(6);
     expect((await t.get('/offers?edition=nope')).body).toEqual([]);
     expect(names(await t.get('/offers?category=natur'))).toEqual(['Zelten am See']);
@@ -222,7 +223,7 @@ describe('GET /offers sorting', () => {
     expect(byName).toEqual(['Ärger mit Äpfeln', 'Bastelkurs', 'Entwurf', 'Fremder Entwurf', 'Geheimtipp', 'Herbstwald', 'Zelten am See']);
     expect(names(await t.get('/offers?sort=name&order=desc'))).toEqual([...byName].reverse());
     expect(names(await t.get('/offers?sort=begin&order=desc')).slice(0, 4)).toEqual(['Entwurf', 'Bastelkurs', 'Zelten am See', 'Ärger mit Äpfeln']);
-    const byFee = (await t.get('/offers?sort=fee&order=desc')).body.map((x: any) => x.fee ?? 0);
+    const byFee = (await t.get('/offers?sort=fee&order=desc')).body.map((x) => x.fee ?? 0);
     expect(byFee).toEqual([...byFee].sort((a, b) => b - a));
     expect(byFee[0]).toBe(3000);
     const created = names(await t.get('/offers?sort=createdAt'));
@@ -250,7 +251,7 @@ describe('query count', () => {
     const e = await edition(u);
     const hosts = [await organiser(u, 'A'), await organiser(u, 'B')];
     const c = await category(u, 'K');
-    const db = h.orm.em.getConnection().getClient() as any;
+    const db = executorOf(h.orm);
     const { sql } = await import('kysely');
     const schema = u.tenant.schema;
     await sql`insert into ${sql.table(`${schema}.offers`)} (uuid, edition_uuid, name, alias, places)
@@ -267,7 +268,7 @@ describe('query count', () => {
     let tokenLookups = 0;
     const textOf = (q: unknown) => (typeof q === 'string' ? q : (q as { text?: string } | null)?.text ?? '');
     const queries = spyOnQueries((q) => void (textOf(q).includes('secret_hash') && tokenLookups++));
-    const measure = async (path: string, token?: string | null) => {
+    const measure = async (path: `/offers?${string}`, token?: string | null) => {
       queries.count = 0;
       tokenLookups = 0;
       const res = await u.get(path, token === undefined ? {} : { token });

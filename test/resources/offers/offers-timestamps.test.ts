@@ -31,10 +31,10 @@ describe('offer timestamps', () => {
     for (const token of [undefined, null]) {
       const res = await t.get(`/offers/${created.uuid}`, token === null ? { token } : {});
       expect(res.status, res.text).toBe(200);
-      expect(res.body.dates.map((d: any) => d.begin)).toEqual(INSTANTS.map((i) => formatTimestamp(new Date(i))));
-      expect(res.body.dates.map((d: any) => d.end)).toEqual(INSTANTS.map((i) => formatTimestamp(new Date(i))));
+      expect(res.body.dates.map((d) => d.begin)).toEqual(INSTANTS.map((i) => formatTimestamp(new Date(i))));
+      expect(res.body.dates.map((d) => d.end)).toEqual(INSTANTS.map((i) => formatTimestamp(new Date(i))));
       expect(res.body.applicationDeadline).toBe('2027-03-28T03:30:00+02:00');
-      for (const k of ['createdAt', 'modifiedAt']) {
+      for (const k of ['createdAt', 'modifiedAt'] as const) {
         expect(res.body[k]).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\+0[12]:00$/);
         expect(Math.abs(Date.parse(res.body[k]) - Date.now())).toBeLessThan(60_000);
       }

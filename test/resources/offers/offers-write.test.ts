@@ -1,13 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { sql } from 'kysely';
-import { expectProblem, useHarness } from '../../harness/harness.js';
+import { expectProblem, useHarness, type Schema } from '../../harness/harness.js';
 import { uuidToBase58 } from '../../../src/platform/http/ids.js';
 import { category, edition, offer, organiser, transition } from './helpers.js';
 import { startImageServer, type ImageServer } from './image-server.js';
+import { executorOf } from '../../../src/platform/db/orm.js';
 
-let ed: any;
-let hostA: any;
-let hostB: any;
+let ed: Schema<'Edition'>;
+let hostA: Schema<'Organiser'>;
+let hostB: Schema<'Organiser'>;
 let img: ImageServer;
 
 const { h, t } = useHarness();
@@ -102,7 +103,7 @@ describe('POST /offers', () => {
     const own = await t.post('/offers', { name: 'Eigenes', edition: ed.uuid, hosts: [hostA.alias] }, { token: org });
     expect(own.status).toBe(201);
     const dflt = await t.post('/offers', { name: 'Ohne Hosts', edition: ed.uuid }, { token: org });
-    expect(dflt.body.hosts.map((x: any) => x.uuid)).toEqual([hostA.uuid]);
+    expect(dflt.body.hosts.map((x) => x.uuid)).toEqual([hostA.uuid]);
     expectProblem(await t.post('/offers', { name: 'Fremd', edition: ed.uuid, hosts: [hostB.uuid] }, { token: org }), 403);
     const read = await t.token({ access: 'read' });
     expectProblem(await t.post('/offers', { name: 'X', edition: ed.uuid }, { token: read }), 403);
@@ -127,7 +128,7 @@ describe('PATCH /offers/{uuid}', () => {
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ name: 'Patchbar', fee: 250, categories: [{ uuid: c2.uuid }], hosts: [{ uuid: hostA.uuid }], edition: { uuid: ed.uuid } });
     expect(res.body).not.toHaveProperty('teaser');
-    expect(res.body.dates.map((d: any) => d.begin)).toEqual(['2027-08-01T10:00:00+02:00', '2027-08-02T10:00:00+02:00']);
+    expect(res.body.dates.map((d) => d.begin)).toEqual(['2027-08-01T10:00:00+02:00', '2027-08-02T10:00:00+02:00']);
     expect((await t.patch(`/offers/${x.uuid}`, { dates: null })).body.dates).toEqual([]);
     expectProblem(await t.patch(`/offers/${x.uuid}`, {}), 422);
     expectProblem(await t.patch(`/offers/${x.uuid}`, { maxAge: 120 }), 422);
@@ -237,7 +238,7 @@ describe('POST /offers/{uuid}/transition', () => {
     await transition(t, x.uuid, 'publish');
     const res = await t.post(`/offers/${x.uuid}/transition`, { transition: 'cancel', notify: true });
     expect(res.status).toBe(200);
-    const db = h.orm.em.getConnection().getClient() as any;
+    const db = executorOf(h.orm);
     const rows = await sql<{ n: number }>`select count(*)::int as n from ${sql.table(`${t.tenant.schema}.outbox`)}`.execute(db);
     expect(rows.rows[0].n).toBe(0);
   });
@@ -265,8 +266,8 @@ describe('copy, variant and delete', () => {
     expect(v1.status).toBe(201);
     expect(v1.body).toMatchObject({ name: 'Töpfern', status: ['draft'], dates: [], variantBase: { uuid: base.uuid, name: 'Töpfern' }, teaser: 'Ton' });
     const v2 = await t.post(`/offers/${v1.body.uuid}/variant`);
-    expect(v2.body.variantBase.uuid).toBe(base.uuid);
-    expect((await t.get(`/offers/${base.uuid}`)).body.variants.map((v: any) => v.uuid)).toEqual([v1.body.uuid, v2.body.uuid]);
+    expect(v2.body.variantBase!.uuid).toBe(base.uuid);
+    expect((await t.get(`/offers/${base.uuid}`)).body.variants!.map((v) => v.uuid)).toEqual([v1.body.uuid, v2.body.uuid]);
     await t.patch(`/offers/${base.uuid}`, { teaser: 'Ton und Glasur', description: 'Neu', hosts: [hostB.uuid] });
     for (const v of [v1.body, v2.body]) {
       const got = (await t.get(`/offers/${v.uuid}`)).body;

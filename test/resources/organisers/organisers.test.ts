@@ -116,17 +116,17 @@ describe('GET /organisers', () => {
     }
     const all = await u.get('/organisers');
     expect(all.status).toBe(200);
-    expect(all.body.map((o: any) => o.name)).toEqual(['Abenteuerspielplatz', 'äpfel & birnen e.V.', 'Ökostation', 'Ostsee-Camp', 'Zirkus Zappelino']);
-    expect((await u.get('/organisers?q=CAMP')).body.map((o: any) => o.name)).toEqual(['Ostsee-Camp']);
+    expect(all.body.map((o) => o.name)).toEqual(['Abenteuerspielplatz', 'äpfel & birnen e.V.', 'Ökostation', 'Ostsee-Camp', 'Zirkus Zappelino']);
+    expect((await u.get('/organisers?q=CAMP')).body.map((o) => o.name)).toEqual(['Ostsee-Camp']);
     expect((await u.get('/organisers?q=o')).body).toHaveLength(3);
-    expect((await u.get(`/organisers?q=${encodeURIComponent('öKO')}`)).body.map((o: any) => o.name)).toEqual(['Ökostation']);
+    expect((await u.get(`/organisers?q=${encodeURIComponent('öKO')}`)).body.map((o) => o.name)).toEqual(['Ökostation']);
     expect((await u.get('/organisers?q=_')).body).toEqual([]);
     expect((await u.get('/organisers?q=nichts')).body).toEqual([]);
 
     const p1 = await u.get('/organisers?itemsPerPage=2&page=1');
     const p2 = await u.get('/organisers?itemsPerPage=2&page=2');
     const p3 = await u.get('/organisers?itemsPerPage=2&page=3');
-    expect([...p1.body, ...p2.body, ...p3.body].map((o: any) => o.name)).toEqual(all.body.map((o: any) => o.name));
+    expect([...p1.body, ...p2.body, ...p3.body].map((o) => o.name)).toEqual(all.body.map((o) => o.name));
     expect(p3.body).toHaveLength(1);
     // Issue 24: the plain array of spec 4.1 with its total, and no `Link` (spec 4.1, 9.8).
     expect(p1.headers['x-total-count']).toBe('5');
@@ -135,11 +135,11 @@ describe('GET /organisers', () => {
 
     expect((await u.get('/organisers?modifiedSince=2999-01-01')).body).toEqual([]);
     expect((await u.get('/organisers?modifiedSince=2000-01-01T00:00:00%2B01:00')).body).toHaveLength(5);
-    const target = all.body.find((o: any) => o.name === 'Ökostation');
+    const target = all.body.find((o) => o.name === 'Ökostation');
     await new Promise((r) => setTimeout(r, 20));
     const since = new Date().toISOString();
-    await u.patch(`/organisers/${target.uuid}`, { city: 'Bonn' });
-    expect((await u.get(`/organisers?modifiedSince=${encodeURIComponent(since)}`)).body.map((o: any) => o.name)).toEqual(['Ökostation']);
+    await u.patch(`/organisers/${target!.uuid}`, { city: 'Bonn' });
+    expect((await u.get(`/organisers?modifiedSince=${encodeURIComponent(since)}`)).body.map((o) => o.name)).toEqual(['Ökostation']);
     expect((await u.get(`/organisers?modifiedSince=${encodeURIComponent(before)}`)).body).toHaveLength(5);
   });
 

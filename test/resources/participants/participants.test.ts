@@ -1,10 +1,10 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { expectProblem, useHarness, type TestTenant } from '../../harness/harness.js';
+import { expectProblem, useHarness, type TestTenant, type Schema } from '../../harness/harness.js';
 import { executorOf } from '../../../src/platform/db/orm.js';
 import { qualified, sql } from '../../../src/platform/db/sql.js';
 import { newUuid, uuidToBase58 } from '../../../src/platform/http/ids.js';
 
-let family: any;
+let family: Schema<'Account'>;
 
 const { h, t } = useHarness();
 beforeAll(async () => {
@@ -37,7 +37,7 @@ describe('POST /participants', () => {
 
   it('names the account by base58 or by its e-mail address in any case', async () => {
     const a = await t.post('/participants', { firstname: 'Base', lastname: 'Huber', account: uuidToBase58(family.uuid) });
-    expect(a.body.account.uuid).toBe(family.uuid);
+    expect(a.body.account!.uuid).toBe(family.uuid);
     const b = await t.post('/participants', { firstname: 'Mail', lastname: 'Huber', account: 'FAMILIE.huber@EXAMPLE.org' });
     expect(b.status).toBe(201);
     expect(b.body.account).toEqual({ uuid: family.uuid, name: 'Hanna Huber' });
@@ -113,8 +113,8 @@ describe('GET /participants/{uuid}', () => {
 
 describe('GET /participants', () => {
   let u: TestTenant;
-  let meyer: any;
-  let schulz: any;
+  let meyer: Schema<'Account'>;
+  let schulz: Schema<'Account'>;
   beforeAll(async () => {
     u = await h.tenant();
     meyer = (await u.post('/accounts', { email: 'meyer@example.org', firstname: 'Maria', lastname: 'Meyer' })).body;
@@ -128,14 +128,14 @@ describe('GET /participants', () => {
   it('sorts by lastname, firstname with German collation', async () => {
     const res = await u.get('/participants');
     expect(res.status).toBe(200);
-    expect(res.body.map((p: any) => p.name)).toEqual(['Anton Meyer', 'Örjan Meyer', 'Ida Ohnekonto', 'Sara Schulz']);
+    expect(res.body.map((p) => p.name)).toEqual(['Anton Meyer', 'Örjan Meyer', 'Ida Ohnekonto', 'Sara Schulz']);
     expect(res.body[0].account).toEqual({ uuid: meyer.uuid, name: 'Maria Meyer' });
     expect(res.body[2].account).toBeUndefined();
     expect(res.body[3].account).toEqual({ uuid: schulz.uuid, name: 'Schulz' });
   });
 
   it('filters by account as UUID, base58 or e-mail; an unknown account gives []', async () => {
-    const names = async (q: string) => (await u.get(`/participants?account=${encodeURIComponent(q)}`)).body.map((p: any) => p.firstname);
+    const names = async (q: string) => (await u.get(`/participants?account=${encodeURIComponent(q)}`)).body.map((p) => p.firstname);
     expect(await names(meyer.uuid)).toEqual(['Anton', 'Örjan']);
     expect(await names(uuidToBase58(meyer.uuid))).toEqual(['Anton', 'Örjan']);
     expect(await names('MEYER@example.org')).toEqual(['Anton', 'Örjan']);
@@ -150,8 +150,8 @@ describe('GET /participants', () => {
   });
 
   it('searches names with q, ignoring case, combined with other filters', async () => {
-    expect((await u.get('/participants?q=MEYER')).body.map((p: any) => p.firstname)).toEqual(['Anton', 'Örjan']);
-    expect((await u.get('/participants?q=anton%20m')).body.map((p: any) => p.firstname)).toEqual(['Anton']);
+    expect((await u.get('/participants?q=MEYER')).body.map((p) => p.firstname)).toEqual(['Anton', 'Örjan']);
+    expect((await u.get('/participants?q=anton%20m')).body.map((p) => p.firstname)).toEqual(['Anton']);
     expect((await u.get('/participants?q=sara&account=meyer@example.org')).body).toEqual([]);
     expect((await u.get('/participants?q=example.org')).body).toEqual([]); // e-mail is not searched
     expect((await u.get('/participants?q=_')).body).toEqual([]);
@@ -161,7 +161,7 @@ describe('GET /participants', () => {
     expect((await u.get('/participants?modifiedSince=2999-01-01')).body).toEqual([]);
     expect((await u.get('/participants?modifiedSince=2000-01-01')).body).toHaveLength(4);
     expectProblem(await u.get('/participants?modifiedSince=2020-13-01'), 400);
-    expect((await u.get('/participants?itemsPerPage=3&page=2')).body.map((p: any) => p.name)).toEqual(['Sara Schulz']);
+    expect((await u.get('/participants?itemsPerPage=3&page=2')).body.map((p) => p.name)).toEqual(['Sara Schulz']);
     expect((await u.get('/participants?page=5')).body).toEqual([]);
     expectProblem(await u.get('/participants?itemsPerPage=0'), 400);
   });
@@ -188,7 +188,7 @@ describe('PATCH /participants/{uuid}', () => {
     const moved = await t.patch(`/participants/${c.uuid}`, { account: 'ANDERE@example.org' });
     expect(moved.body.account).toEqual({ uuid: other.uuid, name: 'Otto Ander' });
     expect((await t.get(`/accounts/${other.uuid}`)).body.participants).toEqual([{ uuid: c.uuid, name: 'Wander Kind' }]);
-    expect((await t.get(`/accounts/${family.uuid}`)).body.participants.map((p: any) => p.uuid)).not.toContain(c.uuid);
+    expect((await t.get(`/accounts/${family.uuid}`)).body.participants.map((p) => p.uuid)).not.toContain(c.uuid);
     const detached = await t.patch(`/participants/${c.uuid}`, { account: null });
     expect(detached.body.account).toBeUndefined();
     expect((await t.get(`/accounts/${other.uuid}`)).body.participants).toEqual([]);
@@ -217,7 +217,7 @@ describe('DELETE /participants/{uuid}', () => {
     expect(del.text).toBe('');
     expectProblem(await t.get(`/participants/${c.uuid}`), 404);
     expectProblem(await t.del(`/participants/${c.uuid}`), 404);
-    expect((await t.get(`/accounts/${family.uuid}`)).body.participants.map((p: any) => p.uuid)).not.toContain(c.uuid);
+    expect((await t.get(`/accounts/${family.uuid}`)).body.participants.map((p) => p.uuid)).not.toContain(c.uuid);
     expect((await t.get(`/accounts/${family.uuid}`)).status).toBe(200);
   });
 

@@ -1,6 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { DateTime } from 'luxon';
-import { expectProblem, useHarness, type TestTenant } from '../../harness/harness.js';
+import { expectProblem, useHarness, type TestTenant, type Schema } from '../../harness/harness.js';
 import { uuidToBase58 } from '../../../src/platform/http/ids.js';
 import { create as createOrganiser } from '../../factories/organiser.factory.js';
 import { outbox } from '../attendances/helpers.js';
@@ -35,7 +35,7 @@ describe('POST /receipts', () => {
     const r = res.body;
     expect(r).toMatchObject({
       number: `R-${year()}-0001`,
-      debtor: { name: a.account.name },
+      debtor: { name: a.account!.name },
       items: [{ attendance: a.uuid, amount: 1250, text: 'Zeltlager' }],
       total: 1250,
       reversals: [],
@@ -43,7 +43,7 @@ describe('POST /receipts', () => {
     expect(r).not.toHaveProperty('reversedBy');
     expect(r).not.toHaveProperty('reverses');
     expect(r.paidAt).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}[+-]\d{2}:\d{2}$/);
-    const ledger = await ledgerOfAccount(u, a.account.uuid);
+    const ledger = await ledgerOfAccount(u, a.account!.uuid);
     expect(r.debtor.uuid).toBe(ledger.debtor.uuid);
     expect(await attendance(u, a.uuid)).toMatchObject({ paid: true, payable: true, receipts: [r.uuid] });
     expect(await postingsOf(u, a.uuid)).toEqual([['charge', 1250], ['payment', -1250]]);
@@ -57,7 +57,7 @@ describe('POST /receipts', () => {
     expect(r.items).toEqual([{ attendance: a.uuid, amount: 350, text: a.offer.name }]);
     expect(r.total).toBe(350);
     expect(await postingsOf(t, a.uuid)).toEqual([['charge', 500], ['payment', -350], ['discount', -150]]);
-    expect((await ledgerOfAccount(t, a.account.uuid)).balance).toBe(0);
+    expect((await ledgerOfAccount(t, a.account!.uuid)).balance).toBe(0);
     const zero = await dueApplication(t, { fee: 500 });
     expect((await pay(t, [{ attendance: zero.uuid, amount: 0 }])).total).toBe(0);
     expect((await attendance(t, zero.uuid)).paid).toBe(true);
@@ -68,11 +68,11 @@ describe('POST /receipts', () => {
     const a1 = await dueApplication(t, { account: family.uuid, fee: 300 });
     const a2 = await dueApplication(t, { account: family.uuid, fee: 200 });
     const r = await pay(t, [{ attendance: a1.uuid }, { attendance: a2.uuid, amount: 150 }]);
-    expect(r.items.map((i: any) => [i.attendance, i.amount])).toEqual([[a1.uuid, 300], [a2.uuid, 150]]);
+    expect(r.items.map((i) => [i.attendance, i.amount])).toEqual([[a1.uuid, 300], [a2.uuid, 150]]);
     expect(r.total).toBe(450);
     const ledgers = await getOk(t, `/ledgers?account=${family.uuid}`);
-    expect(ledgers.map((l: any) => l.balance)).toEqual([0, 0]);
-    expect((await getOk(t, `/receipts?edition=${a2.edition.alias}`)).map((x: any) => x.uuid)).toEqual([r.uuid]);
+    expect(ledgers.map((l) => l.balance)).toEqual([0, 0]);
+    expect((await getOk(t, `/receipts?edition=${a2.edition.alias}`)).map((x) => x.uuid)).toEqual([r.uuid]);
   });
 
   it('numbers run per prefix without gaps: the year of paidAt in Berlin, a refused receipt takes none', async () => {
@@ -87,8 +87,8 @@ describe('POST /receipts', () => {
     expect(await n('2025-06-01T12:00:00+02:00')).toBe('R-2025-0002');
     expect(await n('2024-06-01T12:00:00+02:00')).toBe('R-2024-0001');
     expect(await n()).toBe(`R-${y}-0003`);
-    const r = (await getOk(u, '/receipts?itemsPerPage=200')).find((x: any) => x.number === 'R-2025-0001');
-    expect(r.paidAt).toBe('2025-01-01T00:30:00+01:00');
+    const r = (await getOk(u, '/receipts?itemsPerPage=200')).find((x) => x.number === 'R-2025-0001');
+    expect(r!.paidAt).toBe('2025-01-01T00:30:00+01:00');
   });
 
   it('the tenant\'s receiptNumberPrefix', async () => {
@@ -128,7 +128,7 @@ describe('POST /receipts', () => {
     expect(mails[0]!.body).toContain('8,00 €');
     // A participant without an account gets it at its own address.
     const solo = await dueApplication(u, { account: null });
-    await u.patch(`/participants/${solo.participant.uuid}`, { email: 'kind@example.org' });
+    await u.patch(`/participants/${solo.participant!.uuid}`, { email: 'kind@example.org' });
     await pay(u, [{ attendance: solo.uuid }], { notify: true });
     expect((await outbox(h, u)).map((m) => m.recipient)).toContain('kind@example.org');
   });
@@ -226,10 +226,10 @@ describe('POST /receipts: bad input (each a clear status and problem+json)', () 
 
 describe('GET /receipts', () => {
   let u: TestTenant;
-  let r1: any;
-  let r2: any;
-  let r3: any;
-  let family: any;
+  let r1: Schema<'Receipt'>;
+  let r2: Schema<'Receipt'>;
+  let r3: Schema<'Receipt'>;
+  let family: Schema<'Account'>;
 
   beforeAll(async () => {
     u = await h.tenant();
@@ -241,9 +241,9 @@ describe('GET /receipts', () => {
   });
 
   it('newest first, filtered by account, debtor, edition and modifiedSince; unknown values give []', async () => {
-    const ids = async (q = '') => (await getOk(u, `/receipts?${q}`)).map((r: any) => r.uuid);
+    const ids = async (q = '') => (await getOk(u, `/receipts?${q}`)).map((r) => r.uuid);
     expect(await ids()).toEqual([r3.uuid, r2.uuid, r1.uuid]);
-    expect(await ids(`account=${encodeURIComponent(family.email)}`)).toEqual([r3.uuid, r1.uuid]);
+    expect(await ids(`account=${encodeURIComponent(family.email!)}`)).toEqual([r3.uuid, r1.uuid]);
     expect(await ids(`debtor=${r2.debtor.uuid}`)).toEqual([r2.uuid]);
     const edition = (await attendance(u, r1.items[0].attendance)).edition;
     expect(await ids(`edition=${edition.alias}`)).toEqual([r1.uuid]);

@@ -1,7 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import pg from 'pg';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { pgClient as client, useHarness, type TestResponse } from '../../harness/harness.js';
+import { pgClient as client, useHarness } from '../../harness/harness.js';
 import { applyFor, createAccount, createEdition, createOffer, getOk, ledgerOfAccount, pay } from '../money/helpers.js';
 
 // Issue 13 item 4 (the reversal's part): a receipt reversal took the lock of a further offer while holding
@@ -51,7 +51,7 @@ describe('receipt reversal against a concurrent transfer', () => {
       const transfer = t.post(`/attendances/${a.uuid}/transfer`, { offer: low, status: 'confirmed' });
       await waitersAtLeast(probe, 1);
       // 3. The reversal reads the lines (offer `high`) and waits for `high` too.
-      const reversal: Promise<TestResponse> = t.post(`/receipts/${receipt.uuid}/reverse`, {});
+      const reversal = t.post(`/receipts/${receipt.uuid}/reverse`, {});
       await waitersAtLeast(probe, 2);
       // 4. Another writer (c2) queues for `low`; it gets it when the transfer commits.
       await c2.query('begin');

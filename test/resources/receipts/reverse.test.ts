@@ -22,13 +22,13 @@ describe('reversal', () => {
     expect(res.status, res.text).toBe(200);
     const original = res.body;
     expect(original).toMatchObject({ uuid: r.uuid, number: r.number, items: r.items, total: 450 });
-    expect(original.reversedBy.name).toMatch(/^R-\d{4}-\d{4}$/);
-    expect(original.reversedBy.name).not.toBe(r.number);
+    expect(original.reversedBy!.name).toMatch(/^R-\d{4}-\d{4}$/);
+    expect(original.reversedBy!.name).not.toBe(r.number);
     expect(original.reversals).toEqual([original.reversedBy]);
     expect(original.modifiedAt >= r.modifiedAt).toBe(true);
-    const reversal = await getOk(t, `/receipts/${original.reversedBy.uuid}`);
+    const reversal = await getOk(t, `/receipts/${original.reversedBy!.uuid}`);
     expect(reversal).toMatchObject({
-      number: original.reversedBy.name,
+      number: original.reversedBy!.name,
       reverses: { uuid: r.uuid, name: r.number },
       debtor: r.debtor,
       items: [{ attendance: a.uuid, amount: -450, text: r.items[0].text }],
@@ -38,9 +38,9 @@ describe('reversal', () => {
     expect(reversal).not.toHaveProperty('reversedBy');
     expect(await attendance(t, a.uuid)).toMatchObject({ status: 'confirmed', paid: false, payable: true, receipts: [] });
     expect(await postingsOf(t, a.uuid)).toEqual([['charge', 600], ['payment', -450], ['discount', -150], ['reversal', 450], ['reversal', 150]]);
-    expect((await ledgerOfAccount(t, a.account.uuid)).balance).toBe(600);
-    const open = await getOk(t, `/attendances?payable=true&paid=false&account=${a.account.uuid}`);
-    expect(open.map((x: any) => x.uuid)).toEqual([a.uuid]);
+    expect((await ledgerOfAccount(t, a.account!.uuid)).balance).toBe(600);
+    const open = await getOk(t, `/attendances?payable=true&paid=false&account=${a.account!.uuid}`);
+    expect(open.map((x) => x.uuid)).toEqual([a.uuid]);
     // It can be paid again.
     expect((await pay(t, [{ attendance: a.uuid }])).total).toBe(600);
   });
@@ -52,15 +52,15 @@ describe('reversal', () => {
     const r = await pay(t, [{ attendance: a1.uuid }, { attendance: a2.uuid }]);
     const first = await reverse(t, r.uuid, { items: [uuidToBase58(a2.uuid)] });
     expect(first.status, first.text).toBe(200);
-    const rev1 = await getOk(t, `/receipts/${first.body.reversedBy.uuid}`);
+    const rev1 = await getOk(t, `/receipts/${first.body.reversedBy!.uuid}`);
     expect(rev1.items).toEqual([{ attendance: a2.uuid, amount: -200, text: r.items[1].text }]);
     expect((await attendance(t, a1.uuid)).paid).toBe(true);
     expect((await attendance(t, a2.uuid)).paid).toBe(false);
     expectProblem(await reverse(t, r.uuid, { items: [a2.uuid] }), 409);
     const second = await reverse(t, r.uuid, {});
     expect(second.status, second.text).toBe(200);
-    expect(second.body.reversals.map((x: any) => x.uuid)).toEqual([first.body.reversedBy.uuid, second.body.reversedBy.uuid]);
-    expect((await getOk(t, `/receipts/${second.body.reversedBy.uuid}`)).items.map((i: any) => i.attendance)).toEqual([a1.uuid]);
+    expect(second.body.reversals.map((x) => x.uuid)).toEqual([first.body.reversedBy!.uuid, second.body.reversedBy!.uuid]);
+    expect((await getOk(t, `/receipts/${second.body.reversedBy!.uuid}`)).items.map((i) => i.attendance)).toEqual([a1.uuid]);
     expect((await attendance(t, a1.uuid)).paid).toBe(false);
     const p = expectProblem(await reverse(t, r.uuid), 409);
     expect(p.detail).toContain('already reversed');
@@ -92,7 +92,7 @@ describe('reversal', () => {
     expect((await attendance(t, a.uuid)).paid).toBe(true);
     // Without withdraw it is reversed; participated keeps the charge: the family owes the fee again.
     expect((await reverse(t, r.uuid)).status).toBe(200);
-    expect((await ledgerOfAccount(t, a.account.uuid)).balance).toBe(500);
+    expect((await ledgerOfAccount(t, a.account!.uuid)).balance).toBe(500);
   });
 
   it('a paid application that left confirmed keeps its charge until the reversal cancels it', async () => {
@@ -103,7 +103,7 @@ describe('reversal', () => {
     expect((await attendance(t, a.uuid)).paid).toBe(true);
     expect((await reverse(t, r.uuid)).status).toBe(200);
     expect(await postingsOf(t, a.uuid)).toEqual([['charge', 500], ['payment', -500], ['reversal', 500], ['cancellation', -500]]);
-    expect((await ledgerOfAccount(t, a.account.uuid)).balance).toBe(0);
+    expect((await ledgerOfAccount(t, a.account!.uuid)).balance).toBe(0);
   });
 
   it('notify e-mails the reversal to the family (outbox)', async () => {
@@ -132,7 +132,7 @@ describe('reversal: bad input (each a clear status and problem+json)', () => {
   it('reversing a reversal: 409', async () => {
     const a = await dueApplication(t);
     const r = await pay(t, [{ attendance: a.uuid }]);
-    const rev = (await reverse(t, r.uuid)).body.reversedBy.uuid;
+    const rev = (await reverse(t, r.uuid)).body.reversedBy!.uuid;
     const p = expectProblem(await reverse(t, rev), 409);
     expect(p.detail).toContain('is itself a reversal');
   });
@@ -184,7 +184,7 @@ describe('reversal: bad input (each a clear status and problem+json)', () => {
     const y = await applyFor(t, (await offerWithFee(t, 700)).uuid, family.uuid);
     const r = await pay(t, [{ attendance: x.uuid }, { attendance: y.uuid }]);
     await reverse(t, r.uuid, { items: [y.uuid], withdraw: true });
-    const balances = (await getOk(t, `/ledgers?account=${family.uuid}`)).map((l: any) => [l.edition.uuid, l.balance]);
+    const balances = (await getOk(t, `/ledgers?account=${family.uuid}`)).map((l) => [l.edition.uuid, l.balance]);
     expect(balances.sort()).toEqual([[x.edition.uuid, 0], [y.edition.uuid, 0]].sort());
   });
 });

@@ -15,7 +15,7 @@ export { createAccount, createEdition, createOffer, createParticipant };
 export const weeksAgo = (weeks: number, extraMs = 0) => new Date(Date.now() - weeks * WEEK_MS - extraMs).toISOString();
 
 /** A first-come-first-served offer with a fee whose only date ended `weeks` weeks ago (3 hours long). */
-export async function offerEndedWeeksAgo(t: TestTenant, weeks: number, edition?: string, fee = 500): Promise<any> {
+export async function offerEndedWeeksAgo(t: TestTenant, weeks: number, edition?: string, fee = 500) {
   const e = edition ?? (await createEdition(t, { procedure: 'firstcome' })).uuid;
   const end = weeksAgo(weeks);
   const begin = new Date(Date.parse(end) - 3 * 3_600_000).toISOString();
@@ -23,7 +23,7 @@ export async function offerEndedWeeksAgo(t: TestTenant, weeks: number, edition?:
 }
 
 /** POST /attendances with status confirmed (payable when the offer has a fee). */
-export async function apply(t: TestTenant, offer: string, participant: string): Promise<any> {
+export async function apply(t: TestTenant, offer: string, participant: string) {
   const res = await t.post('/attendances', { offer, participant, status: 'confirmed' });
   expect(res.status, res.text).toBe(201);
   return res.body;

@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { expectProblem, useHarness } from '../../harness/harness.js';
+import { expectProblem, useHarness, type Schema, type TestResponse } from '../../harness/harness.js';
 import { executorOf } from '../../../src/platform/db/orm.js';
 import { qualified, sql } from '../../../src/platform/db/sql.js';
 import { ageAtOffer, pseudonymFor } from '../../../src/domain/retention.js';
@@ -15,11 +15,11 @@ import {
 const DOB = '2016-05-23';
 
 // The scenario, built once (see beforeAll).
-let old: any; let old2: any; let recent: any; let noDates: any; let recurring: any;
-const kids: Record<string, any> = {};
-const apps: Record<string, any> = {};
-const families: Record<string, any> = {};
-let receipt: any;
+let old: Schema<'Offer'>; let old2: Schema<'Offer'>; let recent: Schema<'Offer'>; let noDates: Schema<'Offer'>; let recurring: Schema<'Offer'>;
+const kids: Record<string, Schema<'Participant'>> = {};
+const apps: Record<string, Schema<'Attendance'>> = {};
+const families: Record<string, Schema<'Account'>> = {};
+let receipt: Schema<'Receipt'>;
 let dry: RetentionResult;
 let first: RetentionResult;
 let before: string;
@@ -170,11 +170,11 @@ describe('what remains', () => {
     await sql`update ${qualified(t.tenant.schema, 'participants')} set pseudonymised_at = now() where uuid = ${c.uuid}::uuid`
       .execute(executorOf(h.orm));
     const one = (await t.get(`/participants/${c.uuid}`)).body;
-    for (const f of ['firstname', 'lastname', 'name', 'dateOfBirth', 'email', 'phone']) expect(one[f], f).toBeUndefined();
+    for (const f of ['firstname', 'lastname', 'name', 'dateOfBirth', 'email', 'phone'] as const) expect(one[f], f).toBeUndefined();
     for (const q of ['marker', 'zeile', 'example.org', '0170', '2016']) expect((await t.get(`/participants?q=${q}`)).body, q).toEqual([]);
-    const listed = (await t.get('/participants?itemsPerPage=200')).body.find((p: any) => p.uuid === c.uuid);
-    expect(listed.email).toBeUndefined();
-    expect(listed.dateOfBirth).toBeUndefined();
+    const listed = (await t.get('/participants?itemsPerPage=200')).body.find((p) => p.uuid === c.uuid);
+    expect(listed!.email).toBeUndefined();
+    expect(listed!.dateOfBirth).toBeUndefined();
   });
 
   it('a pseudonymised participant cannot be changed back (409)', async () => {
@@ -183,7 +183,7 @@ describe('what remains', () => {
 
   it('applications keep the age at the offer and show the pseudonym instead of the participant', async () => {
     const list = (await t.get(`/attendances?participant=${kids.a.uuid}`)).body;
-    expect(list.map((a: any) => a.uuid).sort()).toEqual([apps.aOld.uuid, apps.aOld2.uuid].sort());
+    expect(list.map((a) => a.uuid).sort()).toEqual([apps.aOld.uuid, apps.aOld2.uuid].sort());
     for (const a of list) {
       expect(a.participant).toBeUndefined();
       expect(a.participantPseudonym).toBe(pseudonymFor(kids.a.uuid));
@@ -196,9 +196,9 @@ describe('what remains', () => {
     expect(one.participantAge).toBe(ageAtOffer(DOB, new Date(old.dates[0].begin)));
     // The offer's list shows them the same way; a living child keeps its reference and shows its age too.
     const offerList = (await t.get(`/offers/${old.uuid}/attendances?itemsPerPage=200`)).body;
-    expect(offerList.find((a: any) => a.uuid === apps.aOld.uuid).participantPseudonym).toMatch(/^P-/);
+    expect(offerList.find((a) => a.uuid === apps.aOld.uuid)!.participantPseudonym).toMatch(/^P-/);
     const living = (await t.get(`/attendances/${apps.mixedOld.uuid}`)).body;
-    expect(living.participant.uuid).toBe(kids.mixed.uuid);
+    expect(living.participant!.uuid).toBe(kids.mixed.uuid);
     expect(living.participantPseudonym).toBeUndefined();
     expect(living.participantAge).toBe(ageAtOffer(DOB, new Date(old.dates[0].begin)));
     // The application of a pseudonymised child of a family that still has a living child names no family.
@@ -225,7 +225,7 @@ describe('what remains', () => {
     // Its pseudonymised child is listed without a name, the living one with.
     expect(d.participants).toContainEqual({ uuid: kids.d1.uuid });
     expect(d.participants).toContainEqual({ uuid: kids.d2.uuid, name: kids.d2.name });
-    expect((await t.get(`/accounts?q=${encodeURIComponent(families.a.email)}`)).body).toEqual([]);
+    expect((await t.get(`/accounts?q=${encodeURIComponent(families.a.email!)}`)).body).toEqual([]);
     expect((await t.get(`/accounts/${families.emptyNew.uuid}`)).body.email).toBe(families.emptyNew.email);
   });
 
@@ -237,7 +237,7 @@ describe('what remains', () => {
     expect(acc.name).toBeUndefined();
     expect(acc.email).toBeUndefined();
     // A child paying for itself: its receipts keep its name, the participant shows none.
-    const own = (await t.get(`/receipts?itemsPerPage=200`)).body.filter((x: any) => x.debtor.name === 'Paula Selbstzahlerin');
+    const own = (await t.get(`/receipts?itemsPerPage=200`)).body.filter((x) => x.debtor.name === 'Paula Selbstzahlerin');
     expect(own).toHaveLength(1);
     expect((await t.get(`/participants/${kids.payer.uuid}`)).body.name).toBeUndefined();
     // The debtor without a receipt (family A) keeps no name.
@@ -254,7 +254,7 @@ describe('concurrent applications', () => {
   it('an application for a child being pseudonymised waits for the run and is then refused (422)', async () => {
     const c = await createParticipant(t);
     let settled = false;
-    let pending: Promise<any> | undefined;
+    let pending: Promise<TestResponse<Schema<'Attendance'>>> | undefined;
     // What a retention batch does: lock the participant, then pseudonymise it, in one transaction.
     await executorOf(h.orm).transaction().execute(async (trx) => {
       const table = qualified(t.tenant.schema, 'participants');

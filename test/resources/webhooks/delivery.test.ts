@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { useHarness, expectProblem, type TestTenant } from '../../harness/harness.js';
+import { useHarness, expectProblem, type TestTenant, type Schema } from '../../harness/harness.js';
 import { startReceiver, type Receiver } from '../../harness/webhook-receiver.js';
 import { executorOf } from '../../../src/platform/db/orm.js';
 import { qualified, sql } from '../../../src/platform/db/sql.js';
@@ -73,7 +73,7 @@ async function subscribe(t: TestTenant, r: Receiver, body: Record<string, unknow
 }
 
 const row = async (t: TestTenant, uuid: string) =>
-  (await sql<any>`select * from ${qualified(t.tenant.schema, 'webhooks')} where uuid = ${uuid}::uuid`.execute(executorOf(h.orm))).rows[0];
+  (await sql<Record<string, unknown>>`select * from ${qualified(t.tenant.schema, 'webhooks')} where uuid = ${uuid}::uuid`.execute(executorOf(h.orm))).rows[0];
 
 describe('webhook delivery', () => {
   it('writes the delivery job with an event only while the municipality has an enabled webhook', async () => {
@@ -125,11 +125,11 @@ describe('webhook delivery', () => {
     expect(r.received.every((x) => x.verified[0])).toBe(true);
     const first = r.received[0]!;
     expect(first.payload).toMatchObject({ id: ids[0], type: 'offer.published', data: { status: ['published'] } });
-    expect(first.payload.timestamp).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d\d:\d\d$/);
+    expect(first.payload!.timestamp).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[+-]\d\d:\d\d$/);
     expect(Math.abs(Number(first.timestamp) - Date.now() / 1000)).toBeLessThan(60);
     const deliveries = (await t.get(`/webhooks/${w.uuid}/deliveries`)).body;
     expect(deliveries).toHaveLength(5);
-    expect(deliveries.map((d: any) => d.event).reverse()).toEqual(ids);
+    expect(deliveries.map((d) => d.event).reverse()).toEqual(ids);
     expect(deliveries[0]).toMatchObject({ state: 'succeeded', responseStatus: 204, attempt: 1, redelivery: false, eventType: 'offer.published' });
     expect(deliveries[0].latencyMs).toBeGreaterThanOrEqual(0);
   });
@@ -146,7 +146,7 @@ describe('webhook delivery', () => {
     // Each retry is signed anew (its own timestamp), the body is the same bytes.
     expect(new Set(r.received.slice(0, 5).map((x) => x.body)).size).toBe(1);
     const deliveries = (await t.get(`/webhooks/${w.uuid}/deliveries?itemsPerPage=200`)).body.reverse();
-    expect(deliveries.map((d: any) => [d.attempt, d.state, d.responseStatus])).toEqual([
+    expect(deliveries.map((d) => [d.attempt, d.state, d.responseStatus])).toEqual([
       [1, 'failed', 503], [2, 'failed', 503], [3, 'failed', 503], [4, 'failed', 503], [5, 'succeeded', 200], [1, 'succeeded', 200], [1, 'succeeded', 200],
     ]);
     expect(deliveries[0].error).toBe('HTTP 503');
@@ -222,7 +222,7 @@ describe('webhook delivery', () => {
     const w = await subscribe(t, r, { url: r.url().replace('127.0.0.1', 'localhost').replace('http:', 'https:') });
     await record(t, 1);
     const deadline = Date.now() + 60_000;
-    let deliveries: any[] = [];
+    let deliveries: Schema<'WebhookDelivery'>[] = [];
     while (deliveries.length === 0 && Date.now() < deadline) {
       await deliverWebhooks(t.context(), { retry: FAST, allow: new Set() });
       deliveries = (await t.get(`/webhooks/${w.uuid}/deliveries`)).body;
@@ -257,7 +257,7 @@ describe('webhook delivery', () => {
     const w = await subscribe(t, r);
     const first = (await t.post(`/webhooks/${w.uuid}/rotate-secret`)).body;
     const second = (await t.post(`/webhooks/${w.uuid}/rotate-secret`)).body;
-    expect(second.previousSecretValidUntil >= first.previousSecretValidUntil).toBe(true);
+    expect(second.previousSecretValidUntil! >= first.previousSecretValidUntil!).toBe(true);
     r.secrets = [w.secret, first.secret, second.secret];
     await record(t, 1);
     await deliverUntil(t, () => r.received.length >= 1);
@@ -274,7 +274,7 @@ describe('webhook delivery', () => {
     await deliverUntil(t, () => r.received.length >= 2);
     await new Promise((res) => setTimeout(res, 100));
     const deliveries = (await t.get(`/webhooks/${w.uuid}/deliveries`)).body.reverse();
-    expect(deliveries.map((d: any) => [d.state, d.responseStatus, d.error])).toEqual([['failed', 302, 'redirect (302) not followed'], ['succeeded', 200, undefined]]);
+    expect(deliveries.map((d) => [d.state, d.responseStatus, d.error])).toEqual([['failed', 302, 'redirect (302) not followed'], ['succeeded', 200, undefined]]);
   });
 
   it('after 24 hours of failures: disabled, the admin e-mailed (contactEmail), nothing more sent', async () => {
@@ -293,7 +293,7 @@ describe('webhook delivery', () => {
     const shown = (await t.get(`/webhooks/${w.uuid}`)).body;
     expect(shown).toMatchObject({ enabled: false, disabledReason: 'failing' });
     expect(shown.disabledAt).toBeDefined();
-    const mails = (await sql<any>`select recipient, subject, body, kind from ${qualified(t.tenant.schema, 'outbox')}`.execute(executorOf(h.orm))).rows;
+    const mails = (await sql<{ recipient: string; subject: string; body: string; kind: string }>`select recipient, subject, body, kind from ${qualified(t.tenant.schema, 'outbox')}`.execute(executorOf(h.orm))).rows;
     expect(mails).toHaveLength(1);
     expect(mails[0]).toMatchObject({ recipient: 'it@musterstadt.example', kind: 'webhook_disabled' });
     expect(mails[0].body).toContain(w.uuid);
@@ -320,7 +320,7 @@ describe('webhook delivery', () => {
     expect(r.received.map((x) => x.id)).toEqual([id, id]);
     expect(r.received[1]!.verified).toEqual([true]);
     const list = (await t.get(`/webhooks/${w.uuid}/deliveries`)).body;
-    expect(list.find((d: any) => d.uuid === asked.body.uuid)).toMatchObject({ state: 'succeeded', responseStatus: 204, redelivery: true });
+    expect(list.find((d) => d.uuid === asked.body.uuid)).toMatchObject({ state: 'succeeded', responseStatus: 204, redelivery: true });
     await t.patch(`/webhooks/${w.uuid}`, { enabled: false });
     const p = expectProblem(await t.post(`/webhooks/${w.uuid}/deliveries/${first.uuid}/redeliver`), 409);
     expect(p.detail).toMatch(/disabled/);
