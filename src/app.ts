@@ -31,6 +31,7 @@ import { parseId } from './platform/http/ids.js';
 import { Problem, PROBLEM_CONTENT_TYPE } from './platform/http/problem.js';
 import type { TrpcContext } from './platform/http/trpc.js';
 import { SECURITY_HEADERS } from './platform/http/server.js';
+import { configureZod } from './platform/http/validation.js';
 import { rateLimit } from './platform/rate-limit/middleware.js';
 import type { RateLimiter } from './platform/rate-limit/index.js';
 import { appRouter } from './router.js';
@@ -54,6 +55,7 @@ export type AppDeps = {
 };
 
 export function createApp(deps: AppDeps) {
+  configureZod(); // issue 26: zod's messages for every process that serves (idempotent)
   const { orm, registry, log } = deps;
   const router = deps.router ?? appRouter;
   const db = executorOf(orm);
