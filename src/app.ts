@@ -71,7 +71,9 @@ export function createApp(deps: AppDeps) {
   const guard = poolGuardOf(orm);
   const probe = guard ? () => guard.probeQuery('select 1') : () => db.selectNoFrom((eb) => eb.lit(1).as('one')).execute();
   const availability = new DatabaseAvailability(log, probe);
-  const metrics = deps.metrics ?? createMetrics({ db, router, log, registrySize: async () => (await registry.list()).length, pool: guard });
+  const jobs = deps.jobs;
+  const jobStats = jobs?.queueStats ? () => jobs.queueStats!() : undefined;
+  const metrics = deps.metrics ?? createMetrics({ router, log, registrySize: async () => (await registry.list()).length, pool: guard, jobStats });
   availability.onChange((down) => metrics.setDatabaseUp(!down));
   if (deps.outboxSource) metrics.setOutboxSource(deps.outboxSource);
 
