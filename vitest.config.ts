@@ -16,6 +16,7 @@ const UNIT = [
   'test/resources/webhooks/admin-address.test.ts',
   'test/security/{session-state,sql-qualified}.test.ts',
   'test/scripts/import-graph.test.ts',
+  'test/scripts/check-edges.test.ts',
 ];
 
 // Two projects, both run by `npm test`: `unit` (above) and `integration` (every other test), which gets a
