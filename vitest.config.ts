@@ -17,6 +17,7 @@ const UNIT = [
   'test/resources/webhooks/admin-address.test.ts',
   'test/security/{session-state,sql-qualified}.test.ts',
   'test/scripts/import-graph.test.ts',
+  'test/scripts/check-edges.test.ts',
 ];
 
 // Two projects, both run by `npm test`: `unit` (above) and `integration` (every other test), which gets a
@@ -27,6 +28,8 @@ export default defineConfig({
     maxWorkers: 2,
     testTimeout: 30_000,
     hookTimeout: 60_000,
+    // zod's messages, as every entry point sets them (src/platform/http/validation.ts configureZod, issue 26).
+    setupFiles: ['test/harness/setup.ts'],
     // Integration tests read their own writes at once; the public list cache has its own test. Webhook secrets
     // are sealed with a test-only key (issue 22), in this process and the service processes tests start.
     env: { LOG_LEVEL: 'silent', TZ: 'UTC', PUBLIC_CACHE_MS: '0', SECRETS_KEY: 'dGVzdC1vbmx5LXNlY3JldHMta2V5LTMyLWJ5dGVzISE=' },

@@ -16,7 +16,8 @@ import os from 'node:os';
 import pg from 'pg';
 import { createOrm, migrateTenantSchema, newSchemaScript } from '../src/platform/db/orm.js';
 import { tenantMigrations } from '../migrations/index.js';
-import { mapLimit, migrateConcurrency } from '../src/platform/tenancy/versions.js';
+import pLimit from 'p-limit';
+import { migrateConcurrency } from '../src/platform/tenancy/versions.js';
 import { seedDemo } from '../src/demo/seed.js';
 import { mulberry32 } from '../src/domain/lottery.js';
 import { quick, reportResult, type BenchRow } from './result.js';
@@ -261,8 +262,9 @@ try {
     // The service's pool size (issue 25); the same concurrency as `migrate`.
     const pool = new pg.Pool({ connectionString: DATABASE_URL, max: servicePoolSize() });
     const t0 = performance.now();
-    await mapLimit(Array.from({ length: BARE }, (_, i) => `t_bare_${i}`), migrateConcurrency(), (schema) =>
-      pool.query(`begin; create schema "${schema}"; set local search_path to "${schema}";\n${script}\ncommit;`));
+    const bare = pLimit(migrateConcurrency());
+    await Promise.all(Array.from({ length: BARE }, (_, i) => `t_bare_${i}`).map((schema) => bare(() =>
+      pool.query(`begin; create schema "${schema}"; set local search_path to "${schema}";\n${script}\ncommit;`))));
     bareMs = ((performance.now() - t0) * N) / BARE;
     await pool.end();
     rows.push([`the same DDL sent bare (no service code), ${BARE} new schemas at concurrency ${migrateConcurrency()} over a ${poolLabel()}, scaled to ${N}`, s(bareMs)]);
@@ -283,8 +285,9 @@ try {
     }
     if (down.length) {
       const pool = new pg.Pool({ connectionString: DATABASE_URL, max: 4 });
-      await mapLimit(Array.from({ length: N }, (_, i) => `t_n${String(i).padStart(4, '0')}`), 4, (schema) =>
-        pool.query(`begin; set local search_path to "${schema}"; ${down.join(';\n')}; delete from mikro_orm_migrations where name = '${last.name}'; commit;`));
+      const four = pLimit(4);
+      await Promise.all(Array.from({ length: N }, (_, i) => `t_n${String(i).padStart(4, '0')}`).map((schema) => four(() =>
+        pool.query(`begin; set local search_path to "${schema}"; ${down.join(';\n')}; delete from mikro_orm_migrations where name = '${last.name}'; commit;`))));
       await pool.end();
       const release = await run(['src/cli/index.ts', 'migrate'], {});
       if (release.code !== 0) throw new Error(`migrate failed:\n${release.out.slice(-2000)}`);
@@ -307,7 +310,8 @@ try {
         for (const way of b % 2 ? ['migrator', 'script'] as const : ['script', 'migrator'] as const) {
           const names = Array.from({ length: 20 }, (_, i) => `t_probe_${way}_${b}_${i}`);
           const t0 = performance.now();
-          await mapLimit(names, migrateConcurrency(), (schema) => migrateTenantSchema(orm, schema, { script: way === 'script' }));
+          const limit = pLimit(migrateConcurrency());
+          await Promise.all(names.map((schema) => limit(() => migrateTenantSchema(orm, schema, { script: way === 'script' }))));
           perSchema[way].push((performance.now() - t0) / names.length);
         }
       }

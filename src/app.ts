@@ -31,6 +31,7 @@ import { parseId } from './platform/http/ids.js';
 import { Problem, PROBLEM_CONTENT_TYPE } from './platform/http/problem.js';
 import type { TrpcContext } from './platform/http/trpc.js';
 import { SECURITY_HEADERS } from './platform/http/server.js';
+import { configureZod } from './platform/http/validation.js';
 import { rateLimit } from './platform/rate-limit/middleware.js';
 import type { RateLimiter } from './platform/rate-limit/index.js';
 import { appRouter } from './router.js';
@@ -54,6 +55,7 @@ export type AppDeps = {
 };
 
 export function createApp(deps: AppDeps) {
+  configureZod(); // issue 26: zod's messages for every process that serves (idempotent)
   const { orm, registry, log } = deps;
   const router = deps.router ?? appRouter;
   const db = executorOf(orm);
@@ -69,7 +71,9 @@ export function createApp(deps: AppDeps) {
   const guard = poolGuardOf(orm);
   const probe = guard ? () => guard.probeQuery('select 1') : () => db.selectNoFrom((eb) => eb.lit(1).as('one')).execute();
   const availability = new DatabaseAvailability(log, probe);
-  const metrics = deps.metrics ?? createMetrics({ db, router, log, registrySize: async () => (await registry.list()).length, pool: guard });
+  const jobs = deps.jobs;
+  const jobStats = jobs?.queueStats ? () => jobs.queueStats!() : undefined;
+  const metrics = deps.metrics ?? createMetrics({ router, log, registrySize: async () => (await registry.list()).length, pool: guard, jobStats });
   availability.onChange((down) => metrics.setDatabaseUp(!down));
   if (deps.outboxSource) metrics.setOutboxSource(deps.outboxSource);
 

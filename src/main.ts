@@ -4,6 +4,7 @@ import type { Server } from 'node:http';
 import net from 'node:net';
 import { createApp } from './app.js';
 import { createHttpServer } from './platform/http/server.js';
+import { configureZod } from './platform/http/validation.js';
 import { demoWanted, loadConfig, type Role } from './platform/config.js';
 import { rootLogger as log } from './platform/logging/logger.js';
 import { createRateLimiter } from './platform/rate-limit/index.js';
@@ -46,6 +47,7 @@ function portProblem(port: number): Promise<string | null> {
 
 async function main() {
   const started = Date.now();
+  configureZod(); // issue 26: zod's messages set once, before anything parses
   const role = roleFromArgs(process.argv.slice(2));
   const config = loadConfig();
   if (!config.redisUrl) log.warn('REDIS_URL not set: rate limits are kept in this process only');

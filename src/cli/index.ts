@@ -3,6 +3,7 @@ import '../platform/config-check.js';
 import { demoCommand } from './demo.js';
 import { EXIT_FAILURE, EXIT_OK, EXIT_USAGE, oneLine, UsageError } from './errors.js';
 import { helpFor, USAGE } from './help.js';
+import { configureZod } from '../platform/http/validation.js';
 import { mailCommand } from './mail.js';
 import { migrateCommand } from './migrate.js';
 import { setUpStreams } from './output.js';
@@ -15,6 +16,7 @@ import { tokenCommand } from './token.js';
 // a contract driven by outside checks (usage texts: help.ts). stdout carries only a command's output; notes, logs
 // and errors go to stderr. Exit codes: 0 done, 1 the command failed, 2 bad usage.
 export async function run(argv: string[]): Promise<number> {
+  configureZod(); // issue 26: zod's messages set once, before anything parses
   const [command, ...args] = argv;
   if (command === undefined) {
     process.stderr.write(`${USAGE}\n`);

@@ -1,4 +1,4 @@
-import { format } from 'node:util';
+import { Console } from 'node:console';
 
 // stdout carries only a command's output; notes, logs and errors go to stderr.
 
@@ -47,8 +47,6 @@ export function setUpStreams(): void {
   process.stdout.on('error', (err) => {
     if (isEpipe(err)) stdoutClosed = true;
   });
-  const toStderr = (...args: unknown[]) => void process.stderr.write(`${format(...args)}\n`);
-  console.log = toStderr;
-  console.info = toStderr;
-  console.debug = toStderr;
+  // A console of our own on stderr in place of the global one (issue 26: not a patch of Node's console methods).
+  globalThis.console = new Console({ stdout: process.stderr, stderr: process.stderr, colorMode: false });
 }

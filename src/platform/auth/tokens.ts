@@ -1,5 +1,6 @@
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import bs58 from 'bs58';
+import { parse as parseArray } from 'postgres-array';
 import { base58ToUuid, newUuid, uuidToBase58 } from '../http/ids.js';
 import type { Selectable } from 'kysely';
 import { inSchema, sql, tablesOf, type Executor, type TenantDB } from '../db/sql.js';
@@ -223,10 +224,10 @@ export async function revokeToken(db: Executor, schema: string, uuid: string): P
   return Number(res.numUpdatedRows) > 0;
 }
 
-/** MikroORM's pg setup may hand arrays back as `{a,b}` text. */
+/** MikroORM's pg setup may hand arrays back as PostgreSQL's `{a,b}` text: read by postgres-array (quotes, NULLs). */
 export function parsePgArray(value: string[] | string | null): string[] {
   if (value == null) return [];
   if (Array.isArray(value)) return value;
-  const inner = value.replace(/^\{|\}$/g, '');
-  return inner ? inner.split(',') : [];
+  // NULL elements come back as null whatever the declared type says; an organiser id is never NULL.
+  return (parseArray(value) as (string | null)[]).filter((v): v is string => v !== null);
 }

@@ -48,10 +48,23 @@ export type SendJobOptions = {
   coalesceMs?: number;
 };
 
+/**
+ * One queue as `/metrics` shows it, from pg-boss's public API (issue 26): its counts (`getQueueStats`: `queued`
+ * is every job not yet started, `deferred` those of them waiting for a later start, `ready` the rest) and the
+ * age of the oldest job not yet started.
+ */
+export type QueueStat = {
+  name: string;
+  counts: { queued: number; deferred: number; ready: number; active: number; failed: number };
+  oldestWaitingSeconds: number | null;
+};
+
 export interface JobSender {
   /**
    * Enqueues a tenant job. With `db` (the caller's open transaction) the job is written in that
    * transaction: it exists exactly when the change that asked for it commits (no lost and no phantom jobs).
    */
   send(name: QueueName, data: TenantJobData, opts?: SendJobOptions): Promise<void>;
+  /** The queues' counts for `/metrics`; only where a job queue exists outside this process (pg-boss). */
+  queueStats?(): Promise<QueueStat[]>;
 }

@@ -9,7 +9,7 @@ import { dbTimeouts, startupOptions, withTimeoutProfile } from '../db/timeouts.j
 import type { Logger } from '../logging/logger.js';
 import { isDatabaseUnavailable } from '../http/availability.js';
 import { loadTenants } from '../tenancy/registry.js';
-import { QUEUES, type JobSender, type QueueName, type SendJobOptions, type TenantJobData } from './names.js';
+import { QUEUES, type JobSender, type QueueName, type QueueStat, type SendJobOptions, type TenantJobData } from './names.js';
 import { coalescingSender } from './coalescing.js';
 import { readConfig } from '../config.js';
 
@@ -19,7 +19,7 @@ import { readConfig } from '../config.js';
 // context (`runTenantJob`), used by the pg-boss workers and by the in-memory queue of the tests alike. The names
 // and the sender's interface live in names.ts (the service context refers to the sender, and this module to it).
 
-export { QUEUES, type JobSender, type QueueName, type SendJobOptions, type TenantJobData } from './names.js';
+export { QUEUES, type JobSender, type QueueName, type QueueStat, type SendJobOptions, type TenantJobData } from './names.js';
 
 /**
  * Heartbeats: a worker that dies mid-job stops beating, and the job is failed and retried within about
@@ -157,7 +157,28 @@ export function pgBossSender(boss: PgBoss): JobSender {
       // A singleton send answers null while its job is queued: the work is already asked for.
       if (id === null && !opts.singletonKey) throw new Error(`the job queue refused a job for ${name}`);
     },
+    queueStats: () => queueStats(boss),
   };
+}
+
+/**
+ * Every queue's counts through pg-boss's public API (issue 26, instead of reading its job table): `getQueues()`
+ * for the names, `getQueueStats(name, { force: true })` for counts at most a minute old (the workers' monitor
+ * refreshes them every 10 s; a queue never counted is counted now, never shown as a made-up 0), and, where jobs
+ * wait, `findJobs(name, { queued: true })` for the oldest one's age (its cost grows with the backlog; `/metrics`
+ * reads this at most every METRICS_JOBS_CACHE_MS).
+ */
+export async function queueStats(boss: PgBoss): Promise<QueueStat[]> {
+  const queues = await boss.getQueues();
+  return Promise.all(queues.map(async ({ name }): Promise<QueueStat> => {
+    const [s] = await boss.getQueueStats(name, { force: true });
+    const counts = { queued: s?.queuedCount ?? 0, deferred: s?.deferredCount ?? 0, ready: s?.readyCount ?? 0, active: s?.activeCount ?? 0, failed: s?.failedCount ?? 0 };
+    let oldest: number | null = null;
+    if (counts.queued > 0) {
+      for (const job of await boss.findJobs(name, { queued: true })) oldest = Math.min(oldest ?? Infinity, job.createdOn.getTime());
+    }
+    return { name, counts, oldestWaitingSeconds: oldest === null ? null : Math.max(0, (Date.now() - oldest) / 1000) };
+  }));
 }
 
 /**

@@ -1,3 +1,4 @@
+import pLimit from 'p-limit';
 import { afterFailure, DEFAULT_RETRY, type RetryPolicy } from '../../domain/mail-retry.js';
 import { inSchema, sql, tablesOf, unionAll, type Executor } from '../db/sql.js';
 import { newUuid } from '../http/ids.js';
@@ -148,6 +149,7 @@ export async function dispatchOutbox(db: Executor, tenant: Tenant, mailer: Maile
   const deadline = Date.now() + (opts.budgetMs ?? 60_000);
   const from = senderOf(tenant);
   const result: DispatchResult = { sent: 0, failed: 0, gaveUp: 0, nextDueAt: null };
+  const limit = pLimit(Math.max(1, concurrency));
 
   // One dispatch tries a mail at most once: a failure waits for its backoff, never a tight loop.
   const tried: string[] = [];
@@ -160,25 +162,21 @@ export async function dispatchOutbox(db: Executor, tenant: Tenant, mailer: Maile
     if (rows.length === 0) break;
     tried.push(...rows.map((r) => r.uuid));
     const outcome = settle;
-    let next = 0;
-    const lane = async () => {
-      for (let row = rows[next++]; row; row = rows[next++]) {
-        try {
-          await mailer.send({ id: row.uuid, tenant: tenant.slug, from, to: row.recipient, subject: row.subject, text: row.body });
-        } catch (err) {
-          const after = afterFailure(row.attempts, policy);
-          outcome.failed.push({ uuid: row.uuid, error: errorText(err), giveUp: after.giveUp, delaySeconds: after.giveUp ? 0 : after.delayMs / 1000 });
-          if (after.giveUp) {
-            result.gaveUp++;
-            opts.log?.error({ tenant: tenant.slug, mail: row.uuid, attempts: row.attempts, error: errorText(err) }, 'mail given up after its last attempt');
-          } else result.failed++;
-          continue;
-        }
-        outcome.sent.push(row.uuid);
-        result.sent++;
+    await Promise.all(rows.map((row) => limit(async () => {
+      try {
+        await mailer.send({ id: row.uuid, tenant: tenant.slug, from, to: row.recipient, subject: row.subject, text: row.body });
+      } catch (err) {
+        const after = afterFailure(row.attempts, policy);
+        outcome.failed.push({ uuid: row.uuid, error: errorText(err), giveUp: after.giveUp, delaySeconds: after.giveUp ? 0 : after.delayMs / 1000 });
+        if (after.giveUp) {
+          result.gaveUp++;
+          opts.log?.error({ tenant: tenant.slug, mail: row.uuid, attempts: row.attempts, error: errorText(err) }, 'mail given up after its last attempt');
+        } else result.failed++;
+        return;
       }
-    };
-    await Promise.all(Array.from({ length: Math.min(concurrency, rows.length) }, lane));
+      outcome.sent.push(row.uuid);
+      result.sent++;
+    })));
   }
   result.nextDueAt = await nextDue(db, tenant.schema);
   return result;

@@ -1,8 +1,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { AnyRouter } from '@trpc/server';
-import type { Executor } from '../db/sql.js';
-import { sql } from '../db/sql.js';
 import { readConfig } from '../config.js';
+import type { QueueStat } from '../jobs/names.js';
 import type { Logger } from '../logging/logger.js';
 import type { PoolGuard } from '../db/pool-guard.js';
 import { registerPoolMetrics } from './pool.js';
@@ -30,13 +29,13 @@ export type Metrics = {
   contentType: string;
 };
 
-const JOB_STATES = ['created', 'retry', 'active', 'completed', 'cancelled', 'failed'] as const;
-
 export function createMetrics(opts: {
-  db: Executor; router?: AnyRouter; registrySize?: () => Promise<number>; defaultMetrics?: boolean;
+  router?: AnyRouter; registrySize?: () => Promise<number>; defaultMetrics?: boolean;
+  /** The job queue's counts (pg-boss's public API: jobs/queue.ts `queueStats`); without it no job gauges. */
+  jobStats?: () => Promise<QueueStat[]>;
   /** Where a failed read of a gauge is reported (it then shows NaN or nothing, never a made-up 0). */
   log?: Pick<Logger, 'warn'>;
-  /** How long one read of pg-boss's tables serves scrapes (every API pod is scraped): METRICS_JOBS_CACHE_MS, 5 s. */
+  /** How long one read of the job queue's counts serves scrapes (every API pod is scraped): METRICS_JOBS_CACHE_MS, 5 s. */
   jobsCacheMs?: number;
   /** The database pool's guard: connections and waits per municipality, lock timeouts, retries (metrics/pool.ts). */
   pool?: PoolGuard;
@@ -71,44 +70,37 @@ export function createMetrics(opts: {
     },
   });
 
-  // Jobs, read from pg-boss's tables (every process sees the same queue): counts by queue and state, and
-  // the age of the oldest job still waiting to run (created or retry) per queue. Raw: pg-boss's tables are not
-  // ours, so not in the generated types.
-  let jobsRead: Promise<{ counts: { name: string; state: string; n: number }[]; ages: { name: string; age: number }[] }> | null = null;
+  // Jobs, from pg-boss's public API (every process sees the same queues; issue 26): counts by queue and state
+  // (`queued` = not yet started, of which `deferred` wait for a later start and `ready` could run now; `active`;
+  // `failed` as pg-boss retains them), and the age of the oldest job not yet started per queue.
+  let jobsRead: Promise<QueueStat[]> | null = null;
   const readJobs = () => (jobsRead ??= (async () => {
     try {
-      const counts = await sql<{ name: string; state: string; n: number }>`
-        select name, state::text as state, count(*)::int as n from pgboss.job group by name, state`.execute(opts.db);
-      const ages = await sql<{ name: string; age: number }>`
-        select name, extract(epoch from now() - min(created_on))::float8 as age
-        from pgboss.job where state in ('created', 'retry') group by name`.execute(opts.db);
-      return { counts: counts.rows, ages: ages.rows };
+      return opts.jobStats ? await opts.jobStats() : [];
     } finally {
       setTimeout(() => (jobsRead = null), jobsCacheMs).unref();
     }
   })());
   new Gauge({
     name: 'hp_jobs',
-    help: 'Background jobs by queue and state (pg-boss)',
+    help: 'Background jobs by queue and state (pg-boss: queued, deferred, ready, active, failed)',
     labelNames: ['queue', 'state'] as const,
     registers: [registry],
     async collect() {
       this.reset();
-      const { counts } = await readJobs().catch((err: unknown) => (failed('hp_jobs')(err), { counts: [] as { name: string; state: string; n: number }[] }));
-      const queues = new Set(counts.map((c) => c.name));
-      for (const q of queues) for (const s of JOB_STATES) this.set({ queue: q, state: s }, 0);
-      for (const c of counts) this.set({ queue: c.name, state: c.state }, c.n);
+      const queues = await readJobs().catch((err: unknown) => (failed('hp_jobs')(err), [] as QueueStat[]));
+      for (const q of queues) for (const [state, n] of Object.entries(q.counts)) this.set({ queue: q.name, state }, n);
     },
   });
   new Gauge({
     name: 'hp_jobs_oldest_waiting_seconds',
-    help: 'Age of the oldest job waiting to run (created or retry), by queue',
+    help: 'Age of the oldest job not yet started (queued, including retries and deferred jobs), by queue',
     labelNames: ['queue'] as const,
     registers: [registry],
     async collect() {
       this.reset();
-      const { ages } = await readJobs().catch((err: unknown) => (failed('hp_jobs_oldest_waiting_seconds')(err), { ages: [] as { name: string; age: number }[] }));
-      for (const a of ages) this.set({ queue: a.name }, a.age);
+      const queues = await readJobs().catch((err: unknown) => (failed('hp_jobs_oldest_waiting_seconds')(err), [] as QueueStat[]));
+      for (const q of queues) if (q.oldestWaitingSeconds !== null) this.set({ queue: q.name }, q.oldestWaitingSeconds);
     },
   });
 

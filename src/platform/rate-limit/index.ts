@@ -8,4 +8,4 @@ export {
   type RateLimiterOptions,
   type RateLimitLog,
 } from './rate-limiter.js';
-export { MemoryTokenBucket, stepBucket, tokenBucketLua, type TokenBucketPolicy } from './token-bucket.js';
+export { MemoryTokenBucket, RedisTokenBucket, stepBucket, type BucketTake, type TokenBucketPolicy } from './token-bucket.js';

@@ -1,6 +1,6 @@
 import { Redis, type RedisOptions } from 'ioredis';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes } from 'rate-limiter-flexible';
-import { intervalMs, MemoryTokenBucket, tokenBucketLua, type TokenBucketPolicy } from './token-bucket.js';
+import { intervalMs, MemoryTokenBucket, RedisTokenBucket, type BucketTake, type TokenBucketPolicy } from './token-bucket.js';
 
 // Rate limits of D3 / D10 (framework-free; the HTTP layer decides what to consume and sets the headers).
 //
@@ -24,11 +24,12 @@ import { intervalMs, MemoryTokenBucket, tokenBucketLua, type TokenBucketPolicy }
 // seconds until the window resets. `w` must be an integer: a bucket whose refill time is not a whole
 // number of seconds reports it rounded up.
 //
-// Redis: one ioredis connection for the anonymous limiter and a dedicated duplicate for the token bucket
-// (rate-limiter-flexible registers its Lua under one command name per connection). No offline queue,
-// short timeouts, no resend after reconnect (a consume must never be counted twice): when Redis is not
-// ready every call is answered at once by the in-memory insurance limiter with the same policy, and the
-// state change is logged once. Counts in memory are per process and start from a full bucket.
+// Redis (issue 26): ONE ioredis connection for all three policies. The fixed windows are rate-limiter-flexible's
+// RateLimiterRedis as documented (its own `rlflxIncr` script); the token bucket is a script of our own under
+// its own command name (token-bucket.ts). No offline queue, short timeouts, no resend after reconnect (a
+// consume must never be counted twice): when Redis is not ready, or a command fails, the call is answered at
+// once by an in-memory limiter with the same policy, and the state change is logged once. Counts in memory
+// are per process and start from a full bucket.
 
 export type RateLimitDecision = {
   allowed: boolean;
@@ -76,6 +77,7 @@ export const DEFAULT_ANONYMOUS = { points: 5, durationSeconds: 3600 };
 export const DEFAULT_FAILED_AUTH = { points: 300, durationSeconds: 3600 };
 
 const REDIS_OPTIONS: RedisOptions = {
+  connectionName: 'hp-rate-limit', // how the one connection shows in Redis's CLIENT LIST
   enableOfflineQueue: false, // fail at once instead of queueing while disconnected
   connectTimeout: 1000,
   // A hung (connected but silent) Redis: a command gives up after 250 ms and is answered from memory;
@@ -86,24 +88,6 @@ const REDIS_OPTIONS: RedisOptions = {
   maxRetriesPerRequest: 0, // in-flight commands fail when the connection drops
   autoResendUnfulfilledCommands: false, // never replay a consume after reconnect
   retryStrategy: (times: number) => Math.min(100 * times, 1000), // keep trying, at least once a second
-};
-
-/** Passed as rate-limiter-flexible `options`; the insurance limiters mark it when they answer. */
-type CallContext = { fromMemory?: boolean };
-
-class AnonymousMemoryLimiter extends RateLimiterMemory {
-  constructor(opts: { points: number; duration: number; keyPrefix: string }, private readonly onConsume: (options: Record<string, unknown>) => void) {
-    super(opts);
-  }
-
-  override consume(key: string | number, pointsToConsume?: number, options: Record<string, unknown> = {}): Promise<RateLimiterRes> {
-    this.onConsume(options);
-    return super.consume(key, pointsToConsume, options);
-  }
-}
-
-const markMemory = (options: Record<string, unknown>): void => {
-  options.fromMemory = true;
 };
 
 function positiveInteger(name: string, value: number): number {
@@ -142,26 +126,25 @@ export function createRateLimiter(opts: RateLimiterOptions): RateLimiter {
   const tokenPolicyHeader = `"token";q=${bucket.capacity};w=${tokenWindowSeconds}`;
   const anonPolicyHeader = `"anonymous";q=${anon.points};w=${anon.durationSeconds}`;
 
-  const tokenMemory = new MemoryTokenBucket(bucket, `${prefix}:tok`, { onConsume: markMemory });
+  const tokenMemory = new MemoryTokenBucket(bucket);
   // Issue 21, tokens with a rate of their own: one bucket policy for every rate, counted in microseconds of the
   // refill window (the window is the same for every rate, so a token of rate r holds windowMs / (60000 / r)
-  // requests); a request of a token of rate r costs 60e6 / r units. Integer costs, as rate-limiter-flexible
-  // wants, and one Lua script for every rate.
+  // requests); a request of a token of rate r costs 60e6 / r units. Integer costs, and one bucket for every rate.
   const windowMs = bucket.capacity * interval;
   const scaled: TokenBucketPolicy = { capacity: Math.round(windowMs * 1000), refillPerMinute: 60_000_000 };
-  const scaledMemory = new MemoryTokenBucket(scaled, `${prefix}:tokr`, { onConsume: markMemory });
-  const anonMemory = new AnonymousMemoryLimiter({ points: anon.points, duration: anon.durationSeconds, keyPrefix: `${prefix}:anon` }, markMemory);
-  const failedMemory = new AnonymousMemoryLimiter({ points: failed.points, duration: failed.durationSeconds, keyPrefix: `${prefix}:authfail` }, markMemory);
+  const scaledMemory = new MemoryTokenBucket(scaled);
+  const anonMemory = new RateLimiterMemory({ points: anon.points, duration: anon.durationSeconds, keyPrefix: `${prefix}:anon` });
+  const failedMemory = new RateLimiterMemory({ points: failed.points, duration: failed.durationSeconds, keyPrefix: `${prefix}:authfail` });
 
   // ---- backend and state ------------------------------------------------------------------------------
   type State = 'memory-only' | 'connecting' | 'redis' | 'degraded';
   let state: State = 'memory-only';
   let closed = false;
-  let tokenLimiter: MemoryTokenBucket | RateLimiterRedis = tokenMemory;
-  let scaledLimiter: MemoryTokenBucket | RateLimiterRedis = scaledMemory;
-  let anonLimiter: RateLimiterMemory | RateLimiterRedis = anonMemory;
-  let failedLimiter: RateLimiterMemory | RateLimiterRedis = failedMemory;
-  const clients: Redis[] = [];
+  let client: Redis | null = null;
+  let tokenRedis: RedisTokenBucket | null = null;
+  let scaledRedis: RedisTokenBucket | null = null;
+  let anonRedis: RateLimiterRedis | null = null;
+  let failedRedis: RateLimiterRedis | null = null;
   const redisUrl = opts.redisUrl?.trim();
   const target = redisUrl ? describeRedis(redisUrl) : '';
 
@@ -171,84 +154,74 @@ export function createRateLimiter(opts: RateLimiterOptions): RateLimiter {
     if (next === 'redis') log.info('rate limiter: Redis reachable, limits shared across processes', { redis: target });
     else log.warn('rate limiter: Redis unreachable, counting in memory per process', { redis: target, reason });
   };
-  const clientsReady = (): boolean => clients.every((c) => c.status === 'ready');
+  const ready = (): boolean => client?.status === 'ready';
 
   if (!redisUrl) {
     log.info('rate limiter: REDIS_URL not set, counting in memory per process');
   } else {
     state = 'connecting';
-    const main = new Redis(redisUrl, REDIS_OPTIONS);
-    const tokenClient = main.duplicate(); // own connection: own `rlflxIncr` script
-    const scaledClient = main.duplicate(); // and the per-token rates' script on a third
-    clients.push(main, tokenClient, scaledClient);
-    for (const c of clients) {
-      c.on('ready', () => {
-        if (clientsReady()) setState('redis');
-      });
-      // 'error' must have a listener (ioredis prints unhandled ones); reconnecting is automatic.
-      c.on('error', (err: Error) => {
-        if (!clientsReady()) setState('degraded', err.message);
-      });
-      c.on('close', () => setState('degraded', 'connection closed'));
-    }
-    anonLimiter = new RateLimiterRedis({
-      storeClient: main,
-      keyPrefix: `${prefix}:anon`,
-      points: anon.points,
-      duration: anon.durationSeconds,
-      rejectIfRedisNotReady: true,
-      insuranceLimiter: anonMemory,
+    const c = new Redis(redisUrl, REDIS_OPTIONS);
+    client = c;
+    c.on('ready', () => setState('redis'));
+    // 'error' must have a listener (ioredis prints unhandled ones); reconnecting is automatic.
+    c.on('error', (err: Error) => {
+      if (!ready()) setState('degraded', err.message);
     });
-    failedLimiter = new RateLimiterRedis({
-      storeClient: main,
-      keyPrefix: `${prefix}:authfail`,
-      points: failed.points,
-      duration: failed.durationSeconds,
-      rejectIfRedisNotReady: true,
-      insuranceLimiter: failedMemory,
-    });
-    tokenLimiter = new RateLimiterRedis({
-      storeClient: tokenClient,
-      keyPrefix: `${prefix}:tok`,
-      points: bucket.capacity,
-      // Not used by the script, but must be >= 1 s or the library bypasses the Lua script.
-      duration: tokenWindowSeconds,
-      customIncrTtlLuaScript: tokenBucketLua(bucket),
-      rejectIfRedisNotReady: true,
-      insuranceLimiter: tokenMemory,
-    });
-    scaledLimiter = new RateLimiterRedis({
-      storeClient: scaledClient,
-      keyPrefix: `${prefix}:tokr`,
-      points: scaled.capacity,
-      duration: tokenWindowSeconds,
-      customIncrTtlLuaScript: tokenBucketLua(scaled),
-      rejectIfRedisNotReady: true,
-      insuranceLimiter: scaledMemory,
-    });
+    c.on('close', () => setState('degraded', 'connection closed'));
+    // rejectIfRedisNotReady: a call while the connection is not ready fails at once (answered from memory below).
+    anonRedis = new RateLimiterRedis({ storeClient: c, keyPrefix: `${prefix}:anon`, points: anon.points, duration: anon.durationSeconds, rejectIfRedisNotReady: true });
+    failedRedis = new RateLimiterRedis({ storeClient: c, keyPrefix: `${prefix}:authfail`, points: failed.points, duration: failed.durationSeconds, rejectIfRedisNotReady: true });
+    tokenRedis = new RedisTokenBucket(c, bucket, `${prefix}:tok`);
+    scaledRedis = new RedisTokenBucket(c, scaled, `${prefix}:tokr`);
   }
 
   /** After each call: a Redis answer proves Redis is back, a memory answer while "redis" proves it is not. */
-  const observe = (ctx: CallContext): void => {
+  const observe = (fromMemory: boolean): void => {
     if (state === 'memory-only') return;
-    if (ctx.fromMemory) {
+    if (fromMemory) {
       if (state === 'redis') setState('degraded', 'command failed');
-    } else if (state === 'degraded' && clientsReady()) {
+    } else if (state === 'degraded' && ready()) {
       setState('redis');
     }
   };
 
-  const run = async (limiter: RateLimiterMemory | RateLimiterRedis, key: string, cost = 1): Promise<{ allowed: boolean; res: RateLimiterRes }> => {
-    const ctx: CallContext = {};
+  /** A fixed window: Redis when the connection is ready and answers, else this process's memory. */
+  const fixedWindow = async (redis: RateLimiterRedis | null, memory: RateLimiterMemory, key: string): Promise<{ allowed: boolean; res: RateLimiterRes }> => {
+    if (redis && ready()) {
+      try {
+        const res = await redis.consume(key);
+        observe(false);
+        return { allowed: true, res };
+      } catch (err) {
+        if (err instanceof RateLimiterRes) {
+          observe(false);
+          return { allowed: false, res: err };
+        }
+        // A timeout or a dropped connection: memory answers.
+      }
+    }
+    observe(redis !== null);
     try {
-      const res = await limiter.consume(key, cost, ctx);
-      observe(ctx);
-      return { allowed: true, res };
+      return { allowed: true, res: await memory.consume(key) };
     } catch (err) {
-      observe(ctx);
       if (err instanceof RateLimiterRes) return { allowed: false, res: err };
       throw err;
     }
+  };
+
+  /** A token bucket: Redis when the connection is ready and answers, else this process's memory. */
+  const take = async (redis: RedisTokenBucket | null, memory: MemoryTokenBucket, key: string, cost = 1): Promise<BucketTake> => {
+    if (redis && ready()) {
+      try {
+        const answer = await redis.take(key, cost);
+        observe(false);
+        return answer;
+      } catch {
+        // A timeout or a dropped connection: memory answers.
+      }
+    }
+    observe(redis !== null);
+    return memory.take(key, cost);
   };
 
   const seconds = (ms: number): number => Math.max(0, Math.ceil(ms / 1000));
@@ -280,32 +253,32 @@ export function createRateLimiter(opts: RateLimiterOptions): RateLimiter {
     const cost = Math.max(1, Math.round(perRequestMs * 1000));
     const capacity = Math.max(1, Math.floor(windowMs / perRequestMs + 1e-9));
     const policyHeader = `"token";q=${capacity};w=${tokenWindowSeconds}`;
-    const { allowed, res } = await run(scaledLimiter, key, cost);
-    if (!allowed) return decide('token', capacity, policyHeader, false, 0, res.msBeforeNext);
+    const got = await take(scaledRedis, scaledMemory, key, cost);
+    if (!got.allowed) return decide('token', capacity, policyHeader, false, 0, got.msToAvailable);
     // One unit of slack: the units left are floored, a whole number of requests must not lose one to it.
-    const remaining = Math.min(capacity, Math.floor((res.remainingPoints + 1) / cost));
-    const resetMs = remaining > 0 ? res.msBeforeNext : res.msBeforeNext - (windowMs - perRequestMs);
+    const remaining = Math.min(capacity, Math.floor((got.remaining + 1) / cost));
+    const resetMs = remaining > 0 ? got.msToFull : got.msToFull - (windowMs - perRequestMs);
     return decide('token', capacity, policyHeader, true, remaining, resetMs);
   };
 
   return {
     async consumeToken(tenantSlug, tokenId, ratePerMinute) {
       if (ratePerMinute && ratePerMinute !== bucket.refillPerMinute) return consumeAtRate(`${tenantSlug}:${tokenId}`, ratePerMinute);
-      const { allowed, res } = await run(tokenLimiter, `${tenantSlug}:${tokenId}`);
-      if (!allowed) return decide('token', bucket.capacity, tokenPolicyHeader, false, 0, res.msBeforeNext);
-      const remaining = res.remainingPoints;
-      // msBeforeNext = ms until full; with no whole token left report the ms until the next one instead.
-      const resetMs = remaining > 0 ? res.msBeforeNext : res.msBeforeNext - (bucket.capacity - 1) * interval;
+      const got = await take(tokenRedis, tokenMemory, `${tenantSlug}:${tokenId}`);
+      if (!got.allowed) return decide('token', bucket.capacity, tokenPolicyHeader, false, 0, got.msToAvailable);
+      const remaining = got.remaining;
+      // msToFull = ms until full; with no whole token left report the ms until the next one instead.
+      const resetMs = remaining > 0 ? got.msToFull : got.msToFull - (bucket.capacity - 1) * interval;
       return decide('token', bucket.capacity, tokenPolicyHeader, true, remaining, resetMs);
     },
 
     async consumeAnonymous(tenantSlug, clientIp) {
-      const { allowed, res } = await run(anonLimiter, `${tenantSlug}:${clientIp}`);
+      const { allowed, res } = await fixedWindow(anonRedis, anonMemory, `${tenantSlug}:${clientIp}`);
       return decide('anonymous', anon.points, anonPolicyHeader, allowed, allowed ? res.remainingPoints : 0, res.msBeforeNext);
     },
 
     async consumeFailedAuth(tenantSlug, clientIp) {
-      const { allowed, res } = await run(failedLimiter, `${tenantSlug}:${clientIp}`);
+      const { allowed, res } = await fixedWindow(failedRedis, failedMemory, `${tenantSlug}:${clientIp}`);
       return decide('failed-auth', failed.points, failedPolicyHeader, allowed, allowed ? res.remainingPoints : 0, res.msBeforeNext);
     },
 
@@ -316,21 +289,20 @@ export function createRateLimiter(opts: RateLimiterOptions): RateLimiter {
     },
 
     async close() {
-      if (closed) return;
+      if (closed || !client) {
+        closed = true;
+        return;
+      }
       closed = true;
-      await Promise.all(
-        clients.map(async (c) => {
-          if (c.status === 'ready') {
-            try {
-              await c.quit();
-              return;
-            } catch {
-              // fall through to disconnect
-            }
-          }
-          c.disconnect();
-        }),
-      );
+      if (client.status === 'ready') {
+        try {
+          await client.quit();
+          return;
+        } catch {
+          // fall through to disconnect
+        }
+      }
+      client.disconnect();
     },
   };
 }

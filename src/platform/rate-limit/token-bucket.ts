@@ -1,4 +1,4 @@
-import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
+import type { Redis, Result } from 'ioredis';
 
 // An exact token bucket, written as GCRA (generic cell rate algorithm): instead of a token count and a
 // timestamp, a bucket is ONE number, `fullAt`, the moment at which it will be full again.
@@ -11,22 +11,20 @@ import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 // does not go below zero, i.e. while fullAt - now <= window. A refused request changes nothing (a token
 // bucket cannot go negative, so hammering an empty bucket does not push recovery further away).
 //
-// The same arithmetic runs in Redis (Lua script below, clock = Redis TIME so every process shares one
-// clock) and in memory (fallback and REDIS_URL-less mode). Both hand back a rate-limiter-flexible
-// RateLimiterRes:
-//   allowed: remainingPoints = floor(tokens left), consumedPoints = capacity - remainingPoints,
-//            msBeforeNext = ms until the bucket is full again
-//   refused: rejected with remainingPoints = 0, consumedPoints = capacity + cost,
-//            msBeforeNext = ms until `cost` tokens are available
+// The same arithmetic runs in Redis (a Lua script defined on the shared ioredis connection with ioredis's
+// public `defineCommand`; clock = Redis TIME so every process shares one clock) and in memory (fallback and
+// REDIS_URL-less mode). Issue 26: a class of our own, not a subclass of rate-limiter-flexible's limiters
+// (it has no token bucket), so no second Redis connection and no unused storage. Both answer a BucketTake:
+//   allowed: remaining = floor(tokens left), msToFull = ms until the bucket is full again
+//   refused: msToAvailable = ms until `cost` tokens are available
 
 export type TokenBucketPolicy = { capacity: number; refillPerMinute: number };
 
 /** Tolerance for float rounding (ms); 1 µs, far below anything observable. */
 const EPSILON_MS = 0.001;
 
-export type BucketStep =
-  | { allowed: true; fullAt: number; remaining: number; msToFull: number }
-  | { allowed: false; msToAvailable: number };
+export type BucketTake = { allowed: true; remaining: number; msToFull: number } | { allowed: false; msToAvailable: number };
+export type BucketStep = (BucketTake & { allowed: true; fullAt: number }) | (BucketTake & { allowed: false });
 
 export function intervalMs(policy: TokenBucketPolicy): number {
   return 60000 / policy.refillPerMinute;
@@ -47,18 +45,14 @@ export function stepBucket(policy: TokenBucketPolicy, fullAt: number | undefined
 }
 
 /**
- * Lua for RateLimiterRedis' `customIncrTtlLuaScript`. rate-limiter-flexible calls it as
- * KEYS[1] = key, ARGV = [pointsToConsume, secDuration, points, duration] and expects {consumed, ttlMs}.
- * Only ARGV[1] is used; capacity and interval are baked into the script text (each policy gets its own
- * script, and the script must therefore live on its own ioredis connection: the library registers every
- * limiter's script under the same command name `rlflxIncr`).
+ * The step in Lua: KEYS[1] = the bucket's key, ARGV = [cost, capacity, interval in ms]. One script for every
+ * policy (the policy travels in ARGV), so any number of buckets share one connection and one command.
+ * Answers {1, msToFull, remaining} or {0, msToAvailable, 0}.
  */
-export function tokenBucketLua(policy: TokenBucketPolicy): string {
-  const interval = intervalMs(policy);
-  return `
+export const TOKEN_BUCKET_LUA = `
 local cost = tonumber(ARGV[1])
-local capacity = ${policy.capacity}
-local interval = ${String(interval)}
+local capacity = tonumber(ARGV[2])
+local interval = tonumber(ARGV[3])
 local window = capacity * interval
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + tonumber(t[2]) / 1000
@@ -68,48 +62,54 @@ if stored and stored > now then base = stored end
 local newFullAt = base + cost * interval
 local ahead = newFullAt - now
 if ahead > window + ${EPSILON_MS} then
-  return {capacity + cost, math.ceil(ahead - window)}
+  return {0, math.ceil(ahead - window), 0}
 end
 redis.call('SET', KEYS[1], string.format('%.3f', newFullAt), 'PX', math.ceil(ahead) + 1000)
-local remaining = math.floor((window - ahead) / interval + 1e-9)
-return {capacity - remaining, math.ceil(ahead)}
+return {1, math.ceil(ahead), math.floor((window - ahead) / interval + 1e-9)}
 `;
+
+/** The command's name on the connection (rate-limiter-flexible's own is `rlflxIncr`). */
+const COMMAND = 'hpTokenBucket';
+
+// ioredis's documented way to type a command added with defineCommand.
+declare module 'ioredis' {
+  interface RedisCommander<Context> {
+    hpTokenBucket(key: string, cost: number, capacity: number, intervalMs: string): Result<[number, number, number], Context>;
+  }
 }
 
-/**
- * In-memory twin of the Lua bucket, usable as rate-limiter-flexible `insuranceLimiter` (it has to be a
- * RateLimiterAbstract, and RateLimiterMemory is the only exported one). Only `consume` is implemented;
- * the inherited fixed-window storage of RateLimiterMemory is unused.
- * `onConsume(options)` is called on every consume, so the owner can tell it served a request.
- */
-export class MemoryTokenBucket extends RateLimiterMemory {
+/** The bucket in Redis, shared by every process. Key `<keyPrefix>:<key>`; it expires once the bucket is full. */
+export class RedisTokenBucket {
+  private readonly interval: string;
+
+  constructor(private readonly client: Redis, private readonly policy: TokenBucketPolicy, private readonly keyPrefix: string) {
+    // Defining the same script under the same name again (a second bucket on this connection) is harmless.
+    client.defineCommand(COMMAND, { numberOfKeys: 1, lua: TOKEN_BUCKET_LUA });
+    this.interval = String(intervalMs(policy));
+  }
+
+  async take(key: string, cost = 1): Promise<BucketTake> {
+    const [ok, ms, remaining] = await this.client.hpTokenBucket(`${this.keyPrefix}:${key}`, cost, this.policy.capacity, this.interval);
+    return ok === 1 ? { allowed: true, remaining, msToFull: ms } : { allowed: false, msToAvailable: ms };
+  }
+}
+
+/** The same bucket in this process's memory (REDIS_URL unset, or Redis unreachable). */
+export class MemoryTokenBucket {
   private readonly buckets = new Map<string, number>();
   private lastSweep: number;
 
-  constructor(
-    private readonly policy: TokenBucketPolicy,
-    keyPrefix: string,
-    private readonly hooks: { now?: () => number; onConsume?: (options: Record<string, unknown>) => void } = {},
-  ) {
-    super({ points: policy.capacity, duration: Math.max(1, Math.ceil(policy.capacity * intervalMs(policy) / 1000)), keyPrefix });
+  constructor(private readonly policy: TokenBucketPolicy, private readonly now: () => number = () => performance.now()) {
     this.lastSweep = this.now();
   }
 
-  private now(): number {
-    return this.hooks.now ? this.hooks.now() : performance.now();
-  }
-
-  override consume(key: string | number, pointsToConsume = 1, options: Record<string, unknown> = {}): Promise<RateLimiterRes> {
-    this.hooks.onConsume?.(options);
+  take(key: string, cost = 1): BucketTake {
     const now = this.now();
     this.sweep(now);
-    const rlKey = this.getKey(String(key));
-    const step = stepBucket(this.policy, this.buckets.get(rlKey), now, pointsToConsume);
-    if (!step.allowed) {
-      return Promise.reject(new RateLimiterRes(0, step.msToAvailable, this.policy.capacity + pointsToConsume, false));
-    }
-    this.buckets.set(rlKey, step.fullAt);
-    return Promise.resolve(new RateLimiterRes(step.remaining, step.msToFull, this.policy.capacity - step.remaining, false));
+    const step = stepBucket(this.policy, this.buckets.get(key), now, cost);
+    if (!step.allowed) return step;
+    this.buckets.set(key, step.fullAt);
+    return { allowed: true, remaining: step.remaining, msToFull: step.msToFull };
   }
 
   /** Forget buckets that are full again (equivalent to absent), at most once a minute. */

@@ -1,8 +1,9 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import pLimit from 'p-limit';
 import { z } from 'zod';
 import { dropTenantSchema, executorOf, migrateControl, migrateTenantSchema, type Orm } from '../db/orm.js';
-import { schemasBehind, mapLimit, migrateConcurrency } from './versions.js';
+import { schemasBehind, migrateConcurrency } from './versions.js';
 import { deleteTenantRow, loadTenants, setTenantSettings, upsertTenant } from './registry.js';
 import { tenantSettingsSchema, type TenantSettings } from './settings.js';
 import { parseHostArgument, schemaNameFor, SLUG_RE, type Tenant, type TenantHost } from './tenant.js';
@@ -72,14 +73,15 @@ export async function migrateAll(orm: Orm, progress?: Progress, opts: MigrateOpt
   });
   flush();
   const todo = tenants.map((t, i) => ({ t, i })).filter(({ t }) => behind.has(t.schema));
-  await mapLimit(todo, opts.concurrency ?? migrateConcurrency(), async ({ t, i }) => {
+  const limit = pLimit(Math.max(1, opts.concurrency ?? migrateConcurrency()));
+  await Promise.all(todo.map(({ t, i }) => limit(async () => {
     try {
       results[i] = { applied: await migrateTenantSchema(orm, t.schema) };
     } catch (error) {
       results[i] = { applied: [], error: error ?? new Error('migration failed') };
     }
     flush();
-  });
+  })));
   return { failed, migrated };
 }
 

@@ -35,20 +35,6 @@ export async function schemasBehind(db: Executor, schemas: string[], expected: r
   return behind;
 }
 
-/** Runs `work` over `items` with at most `limit` at once; results in input order. */
-export async function mapLimit<T, R>(items: T[], limit: number, work: (item: T, index: number) => Promise<R>): Promise<R[]> {
-  const results = new Array<R>(items.length);
-  let next = 0;
-  const lanes = Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, async () => {
-    while (next < items.length) {
-      const i = next++;
-      results[i] = await work(items[i]!, i);
-    }
-  });
-  await Promise.all(lanes);
-  return results;
-}
-
 /**
  * Schemas migrated at once. Default 8: creating a schema is PostgreSQL DDL that also waits (catalog writes,
  * relation files), so more than one per core pays: 200 new schemas took 13.2 s at 4 and 10.4 s at 8 on 2 cores

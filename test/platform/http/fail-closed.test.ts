@@ -1,7 +1,7 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { expectProblem, useHarness } from '../../harness/harness.js';
 import { procedure, router } from '../../../src/platform/http/trpc.js';
@@ -9,6 +9,7 @@ import { pathId } from '../../../src/platform/http/fields.js';
 import { response } from '../../../src/platform/http/response.js';
 import { notFound } from '../../../src/domain/errors.js';
 import { createLogger } from '../../../src/platform/logging/logger.js';
+import { startJobSender } from '../../../src/platform/jobs/queue.js';
 import { executorOf } from '../../../src/platform/db/orm.js';
 import { qualified, sql } from '../../../src/platform/db/sql.js';
 import { readTenantFiles } from '../../../src/platform/tenancy/operations.js';
@@ -79,11 +80,21 @@ describe('Idempotency-Key whose answer cannot be stored', () => {
   });
 });
 
-describe('/metrics when the database cannot be read', () => {
-  // A database of its own where pg-boss never started: reading its job table fails.
-  const { h } = useHarness({ log, tenant: false, ownDatabase: 'metrics_fail' });
+describe('/metrics when the job queue cannot be read', () => {
+  // A database of its own whose pg-boss schema is dropped once the sender has started: reading the queues fails.
+  let stopBoss: (() => Promise<void>) | undefined;
+  const { h } = useHarness({
+    log, tenant: false, ownDatabase: 'metrics_fail',
+    jobs: async (orm) => {
+      const s = await startJobSender(orm, createLogger('silent'));
+      stopBoss = s.stop;
+      return s.sender;
+    },
+  });
+  afterAll(() => stopBoss?.());
 
   it('logs which gauge could not be read instead of showing NaN silently', async () => {
+    await sql`drop schema pgboss cascade`.execute(executorOf(h.orm));
     lines.length = 0;
     const res = await h.request('GET', '/metrics');
     expect(res.status).toBe(200);

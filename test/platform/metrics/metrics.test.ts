@@ -10,7 +10,7 @@ import { useHarness } from '../../harness/harness.js';
 import { entities } from '../../../src/entities.js';
 
 // `/metrics` (Prometheus text, prom-client): requests by route template and status, latency histograms,
-// jobs by queue and state with the oldest waiting job's age (pg-boss's tables), rate-limit refusals,
+// jobs by queue and state with the oldest waiting job's age (pg-boss's public API), rate-limit refusals,
 // registry size, outbox gauges from a pluggable source. No tenant label except the database pool's (issue 23).
 // Fresh job counts on every scrape here (production reads them at most every 5 s).
 process.env.METRICS_JOBS_CACHE_MS = '0';
@@ -32,7 +32,7 @@ describe('/metrics', () => {
     tenant: false,
   });
   beforeAll(() => {
-    metrics = createMetrics({ db: executorOf(h.orm), router: appRouter, registrySize: async () => (await h.registry.list()).length });
+    metrics = createMetrics({ router: appRouter, registrySize: async () => (await h.registry.list()).length });
   });
   afterAll(() => stopBoss?.());
 
@@ -79,7 +79,9 @@ describe('/metrics', () => {
     await boss.send('metrics-probe', { tenant: 'nobody' });
     await new Promise((r) => setTimeout(r, 1100));
     const text = await scrape();
-    expect(text).toMatch(/^hp_jobs\{queue="metrics-probe",state="created"\} [1-9]/m);
+    expect(text).toMatch(/^hp_jobs\{queue="metrics-probe",state="queued"\} [1-9]/m);
+    expect(text).toMatch(/^hp_jobs\{queue="metrics-probe",state="ready"\} [1-9]/m);
+    expect(text).toMatch(/^hp_jobs\{queue="metrics-probe",state="active"\} 0/m);
     expect(text).toMatch(/^hp_jobs\{queue="metrics-probe",state="failed"\} 0/m);
     const age = Number(/^hp_jobs_oldest_waiting_seconds\{queue="metrics-probe"\} ([\d.]+)/m.exec(text)?.[1]);
     expect(age).toBeGreaterThanOrEqual(1);

@@ -248,6 +248,27 @@ describe.skipIf(!redisUp)('rate limiter on Redis', () => {
     expect((await a.consumeAnonymous('t', '198.51.100.1')).allowed).toBe(false);
   });
 
+  it('all three policies and the per-token rates share ONE connection (issue 26)', async () => {
+    const port = await freePort();
+    const server = await startRedisServer(port);
+    const url = `redis://127.0.0.1:${port}`;
+    const rl = await readyLimiter({ redisUrl: url, log: makeLog().log, keyPrefix: newPrefix(), anonymous: { points: 1, durationSeconds: 60 } });
+    expect((await rl.consumeToken('t', 'a')).remaining).toBe(299);
+    expect((await rl.consumeToken('t', 'b', 50)).remaining).toBe(149);
+    expect((await rl.consumeAnonymous('t', '192.0.2.9')).allowed).toBe(true);
+    expect((await rl.consumeAnonymous('t', '192.0.2.9')).allowed).toBe(false); // the library's fixed window on Redis
+    expect((await rl.consumeFailedAuth('t', '192.0.2.9')).remaining).toBe(299);
+    expect(rl.status()).toEqual({ backend: 'redis', degraded: false });
+    const check = new Redis(url, { lazyConnect: true, retryStrategy: () => null });
+    check.on('error', () => {});
+    await check.connect();
+    const clients = String(await check.client('LIST')).trim().split('\n');
+    check.disconnect();
+    expect(clients).toHaveLength(2); // the limiter's one connection and this check
+    await rl.close();
+    await stopRedisServer(server);
+  });
+
   it('Redis unreachable (closed port): answers from memory at once, status degraded, one log line', async () => {
     const port = await freePort(); // nothing listens there
     const { log, lines } = makeLog();
