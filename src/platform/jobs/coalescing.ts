@@ -35,6 +35,8 @@ export function coalescingSender(inner: JobSender, log?: Pick<Logger, 'warn'>): 
     }, ms).unref();
   };
   return {
+    // What the wrapped sender tells about its queues (/metrics) passes through.
+    ...(inner.queueStats ? { queueStats: () => inner.queueStats!() } : {}),
     async send(name, data, opts = {}) {
       const ms = opts.coalesceMs;
       if (!ms || ms <= 0 || opts.db) return inner.send(name, data, opts);
