@@ -16,13 +16,12 @@ import { readBody } from './platform/http/body.js';
 import { rawBodyRoutes, rawUploadOf } from './platform/http/raw.js';
 import { trustFunction } from './platform/http/forwarded.js';
 import { methodNotAllowed, routeTable } from './platform/http/routes.js';
-import { openApiHandler } from './platform/http/openapi-adapter.js';
-import { checkIfMatch, getRoutes, tagResponses } from './platform/http/conditional.js';
-import { idempotency } from './platform/http/idempotency.js';
+import { apiHandler } from './platform/http/api.js';
+import { problemAnswer, send } from './platform/http/answer.js';
+import { operationsOf } from './platform/http/operations.js';
 import { buildOpenApiDocument, documentFor } from './platform/http/openapi-document.js';
 import { problemStatusPage, problemTypeIndex, validationRulePage } from './platform/http/problem-types.js';
 import { publicBaseUrl } from './platform/http/public-url.js';
-import { pagingFor } from './platform/http/paging.js';
 import { docsBundle, docsPage } from './platform/http/docs.js';
 import { problemFromError } from './platform/http/errors.js';
 import { DatabaseAvailability, isClientGone } from './platform/http/availability.js';
@@ -122,9 +121,9 @@ export function createApp(deps: AppDeps) {
   app.use(cacheControl);
   app.use(readBody(undefined, rawBodyRoutes(router)));
 
-  const handle = openApiHandler(router, log, availability);
-  const readRoutes = getRoutes(router);
-  const serveApi = async (req: Request, res: Response, next: NextFunction) => {
+  // The answer as a value, written once (platform/http/api.ts, answer.ts).
+  const handle = apiHandler(router, { log, db, availability });
+  const serveApi = (req: Request, res: Response) => {
     // HEAD is a GET without a body: node's response already knows not to send one.
     if (req.method === 'HEAD') req.method = 'GET';
     const { tenant } = tenantOf(req);
@@ -139,23 +138,12 @@ export function createApp(deps: AppDeps) {
       jobs: deps.jobs,
       requestId: String(res.getHeader('X-Request-Id') ?? ''),
       upload: rawUploadOf(req),
-      paging: pagingFor(res),
     });
-    (req as unknown as { hp: { buildContext: () => TrpcContext } }).hp = { buildContext };
-    try {
-      // Conditional requests and Idempotency-Key, once for every route (src/platform/http/).
-      const path = req.url.split('?')[0];
-      await checkIfMatch(req, readRoutes, router, path, buildContext);
-      tagResponses(req, res);
-      if (await idempotency(req, res, { db, schema: tenant.schema, tokenId: actor?.tokenId ?? null, log })) return;
-    } catch (err) {
-      return next(err);
-    }
-    return handle(req as never, res);
+    return handle(req, res, { buildContext, tenantSchema: tenant.schema, tokenId: actor?.tokenId ?? null, withToken: !!actor });
   };
   // Again after the body was read: body parsing continues from the socket's events, outside the request's
   // connection affinity (db/affinity.ts) set when the tenant was resolved.
-  app.use((req: Request, res: Response, next: NextFunction) => withConnectionAffinity(tenantOf(req).tenant.schema, () => serveApi(req, res, next)));
+  app.use((req: Request, res: Response) => withConnectionAffinity(tenantOf(req).tenant.schema, () => serveApi(req, res)));
 
   app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
     // A client that hung up: nobody to answer, nothing wrong with the service.
@@ -164,14 +152,10 @@ export function createApp(deps: AppDeps) {
       if (!res.writableEnded) res.destroy();
       return;
     }
-    const { body, headers } = problemFromError(err, req.method, log, String(res.getHeader('X-Request-Id') ?? ''), availability);
+    const problem = problemFromError(err, req.method, log, String(res.getHeader('X-Request-Id') ?? ''), availability);
     if (res.headersSent) return res.end();
-    res.status(body.status);
-    for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
     // Spec 1.10: a response to a token is private, also an error raised before `cacheControl` ran (429).
-    res.setHeader('Cache-Control', actorOf(req) ? 'private, no-store' : 'no-store');
-    res.setHeader('Content-Type', PROBLEM_CONTENT_TYPE);
-    res.end(JSON.stringify(body));
+    send(res, problemAnswer(problem, !!actorOf(req)));
   });
   return app;
 }
@@ -213,8 +197,8 @@ function cacheControl(req: Request, res: Response, next: NextFunction) {
 /** The fixed words of the router's paths (`offers`, `transition`, …) and of the process's own endpoints. */
 function routeWords(router: AnyRouter): Set<string> {
   const words = new Set(['api', 'openapi.json', 'healthz', 'readyz', 'docs', 'scalar.js', 'errors', 'validation_errors']);
-  for (const proc of Object.values(router._def.procedures as Record<string, { _def: { meta?: { openapi?: { path: string } } } }>)) {
-    for (const seg of proc._def.meta?.openapi?.path.split('/') ?? []) if (seg && !seg.startsWith('{')) words.add(seg);
+  for (const { template } of operationsOf(router)) {
+    for (const seg of template.split('/')) if (seg && !seg.startsWith('{')) words.add(seg);
   }
   return words;
 }

@@ -1,6 +1,7 @@
 import type { AnyRouter } from '@trpc/server';
-import type { z } from 'zod';
+import { z } from 'zod';
 import { invalid, violation, type Violation } from '../../domain/errors.js';
+import { operationsOf } from './operations.js';
 import { propertyPath, violationsFromZod } from './validation.js';
 
 // D12, issue 22.3: a body field the resource does not have, neither writable (the operation's input) nor
@@ -17,7 +18,8 @@ type Shape =
   | { kind: 'value' };
 
 type Def = { type: string; [k: string]: unknown };
-const defOf = (schema: unknown): Def | undefined => (schema as { _zod?: { def?: Def } } | undefined)?._zod?.def;
+/** A schema's definition through zod's public `def` (zod 4 classic). */
+const defOf = (schema: unknown): Def | undefined => (schema instanceof z.ZodType ? (schema.def as unknown as Def) : undefined);
 
 /** The shape a zod schema accepts (null where it says nothing about fields: transforms, `any`). */
 function shapeOf(schema: unknown, depth = 0): Shape | null {
@@ -91,13 +93,10 @@ const BODY_METHODS = new Set(['POST', 'PATCH', 'PUT']);
 
 export function bodyFieldRules(router: AnyRouter): BodyFieldRules {
   const rules = new Map<string, Rule>();
-  const procs = router._def.procedures as Record<string, { _def: { inputs?: unknown[]; output?: unknown; meta?: { access?: string; openapi?: { method: string } } } }>;
-  for (const [path, proc] of Object.entries(procs)) {
-    const meta = proc._def.meta;
-    const input = proc._def.inputs?.[0];
+  for (const { path, meta, method, input, inputCount, output } of operationsOf(router)) {
     // Writes only: a PATCH that exists to answer 405 (receipts, bookings) keeps its 405.
-    if (!meta?.openapi || !BODY_METHODS.has(meta.openapi.method) || meta.access !== 'write' || !input || (proc._def.inputs?.length ?? 0) > 1) continue;
-    rules.set(path, { input: input as z.ZodType, writable: shapeOf(input), readable: shapeOf(proc._def.output) });
+    if (!BODY_METHODS.has(method) || meta.access !== 'write' || !input || inputCount > 1) continue;
+    rules.set(path, { input: input as z.ZodType, writable: shapeOf(input), readable: shapeOf(output) });
   }
   return rules;
 }

@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
-import type { Request, Response } from 'express';
+import type { Request } from 'express';
 import type { AnyRouter } from '@trpc/server';
 import { TRPCError } from '@trpc/server';
 import { z } from 'zod';
 import { DomainError } from '../../domain/errors.js';
+import { operationsOf, templatePattern } from './operations.js';
 import { Problem } from './problem.js';
 import type { TrpcContext } from './trpc.js';
 
@@ -12,7 +13,7 @@ import type { TrpcContext } from './trpc.js';
 //   response body: `W/"<base64url SHA-256, 22 characters>"`. The body is what this caller sees, so the tag
 //   differs between callers who see different fields (an organiser, an anonymous caller).
 // - `If-None-Match` on a GET: when one of its tags (or `*`) matches, 304 without a body (ETag, Cache-Control
-//   and Vary kept).
+//   and Vary kept). Both are applied to the answer as a value (answer.ts `withEntityTag`, with `fresh`).
 // - `If-Match` on PATCH and DELETE: the current representation is read through the GET procedure of the same
 //   path, for the same caller; when none of the sent tags matches its ETag the answer is 412 problem+json and
 //   nothing is changed. Tags compare by their opaque value, `W/` ignored (our tags are weak, and RFC 9110's
@@ -48,45 +49,12 @@ type GetRoute = { re: RegExp; names: string[]; procedure: string; method: string
  */
 export function getRoutes(router: AnyRouter): GetRoute[] {
   const out: GetRoute[] = [];
-  const procs = router._def.procedures as Record<string, { _def: { meta?: { access?: string; openapi?: { method: string; path: string } } } }>;
-  for (const [name, proc] of Object.entries(procs)) {
-    const o = proc._def.meta?.openapi;
-    if (!o || !['GET', 'PATCH', 'DELETE'].includes(o.method)) continue;
-    const names: string[] = [];
-    const pattern = o.path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\\?\{([^}]+)\\?\}/g, (_, n: string) => {
-      names.push(n);
-      return '([^/]+)';
-    });
-    out.push({ re: new RegExp(`^${pattern}/?$`), names, procedure: name, method: o.method, writes: proc._def.meta?.access === 'write' });
+  for (const { path, meta, method, template } of operationsOf(router)) {
+    if (!['GET', 'PATCH', 'DELETE'].includes(method)) continue;
+    const names = [...template.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]!);
+    out.push({ re: templatePattern(template, true), names, procedure: path, method, writes: meta.access === 'write' });
   }
   return out;
-}
-
-/** Wraps `res.end` so that a GET or PATCH 200 answer gets its ETag, and a matching If-None-Match a 304. */
-export function tagResponses(req: Request, res: Response): void {
-  const method = req.method;
-  if (method !== 'GET' && method !== 'PATCH') return;
-  const ifNoneMatch = method === 'GET' ? parseTagList(req.headers['if-none-match'] as string | undefined) : [];
-  const end = res.end.bind(res) as (...args: unknown[]) => Response;
-  (res as { end: unknown }).end = (...args: unknown[]) => {
-    const [chunk] = args;
-    if (res.statusCode === 200 && (typeof chunk === 'string' || Buffer.isBuffer(chunk)) && !res.headersSent) {
-      // Encoded to UTF-8 once, for the hash and the socket alike (a 200-offer page is ~350 KB; encoding it
-      // twice showed in the page's profile).
-      const body = typeof chunk === 'string' ? Buffer.from(chunk, typeof args[1] === 'string' ? (args[1] as BufferEncoding) : 'utf8') : chunk;
-      const etag = etagOf(body);
-      res.setHeader('ETag', etag);
-      if (ifNoneMatch.length > 0 && tagMatches(ifNoneMatch, etag)) {
-        res.statusCode = 304;
-        res.removeHeader('Content-Type');
-        res.removeHeader('Content-Length');
-        return end();
-      }
-      const callback = args.find((a) => typeof a === 'function');
-      return callback ? end(body, callback) : end(body);
-    }
-    return end(...args);
-  };
 }
 
 /**

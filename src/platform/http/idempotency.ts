@@ -1,6 +1,8 @@
 import { createHash } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Request, Response } from 'express';
+import type { ServerResponse } from 'node:http';
+import type { Request } from 'express';
+import { type Answer, headerOf } from './answer.js';
 import type { Logger } from '../logging/logger.js';
 import { inSchema, sql, type Executor, type TenantExecutor } from '../db/sql.js';
 import { badRequest, Problem } from './problem.js';
@@ -39,16 +41,20 @@ export function requestFingerprint(method: string, url: string, body: unknown): 
   return createHash('sha256').update(`${method} ${url}\n${JSON.stringify(body ?? null)}`).digest('base64url');
 }
 
+/** What the Idempotency-Key of a request decided: the stored answer to send again, or the key claimed for this request. */
+export type IdempotencyOutcome = { replay: Answer } | { claim: Claim };
+
 /**
- * Handles the Idempotency-Key of a POST: `true` when the stored answer was sent (the caller stops), `false`
- * when the request goes on (its answer is then recorded). Throws a Problem for a malformed key (400), a key
- * used for another request (422) or one still in progress (409).
+ * Handles the Idempotency-Key of a POST: the stored answer (`replay`, sent instead of doing the work), or the
+ * claimed key (`claim`: the request goes on and its answer is recorded by `recordAnswer`), or null when the
+ * header does not apply. Throws a Problem for a malformed key (400), a key used for another request (422) or
+ * one still in progress (409).
  */
 export async function idempotency(
-  req: Request, res: Response, opts: { db: Executor; schema: string; tokenId: string | null; log: Logger },
-): Promise<boolean> {
+  req: Request, opts: { db: Executor; schema: string; tokenId: string | null; log: Logger },
+): Promise<IdempotencyOutcome | null> {
   const header = req.headers['idempotency-key'];
-  if (req.method !== 'POST' || header === undefined || !opts.tokenId) return false;
+  if (req.method !== 'POST' || header === undefined || !opts.tokenId) return null;
   const key = Array.isArray(header) ? header[0] : header;
   if (!KEY_RE.test(key)) throw badRequest('Idempotency-Key: expected 1 to 255 visible ASCII characters, for example a UUID.');
   const { tokenId } = opts;
@@ -59,10 +65,7 @@ export async function idempotency(
   await db.deleteFrom('idempotency_keys').where('token_uuid', '=', tokenId).where('created_at', '<', expired()).execute();
   const claimed = await db.insertInto('idempotency_keys').values({ token_uuid: tokenId, key, fingerprint })
     .onConflict((oc) => oc.doNothing()).returning('key').execute();
-  if (claimed.length > 0) {
-    record(res, { db, tokenId, key, log: opts.log });
-    return false;
-  }
+  if (claimed.length > 0) return { claim: { db, tokenId, key, log: opts.log, done: false } };
 
   const deadline = Date.now() + WAIT_MS;
   for (;;) {
@@ -71,18 +74,14 @@ export async function idempotency(
       .$narrowType<{ headers: Record<string, string> }>().executeTakeFirst();
     if (!row) {
       // Released (the first answer was a 5xx) or expired meanwhile: claim it now.
-      return idempotency(req, res, opts);
+      return idempotency(req, opts);
     }
     if (row.fingerprint !== fingerprint) {
       throw new Problem(422, 'Idempotency-Key: this key was already used for another request (method, path or body) in the last 24 hours; send a new key.');
     }
     if (row.status !== null) {
-      res.statusCode = row.status;
-      for (const [k, v] of Object.entries(row.headers ?? {})) res.setHeader(k, v);
-      res.setHeader('Idempotent-Replayed', 'true');
-      if (row.status === 204 || row.body === null) res.end();
-      else res.end(row.body);
-      return true;
+      const headers = { ...(row.headers ?? {}), 'Idempotent-Replayed': 'true' };
+      return { replay: row.status === 204 || row.body === null ? { status: row.status, headers } : { status: row.status, headers, body: row.body } };
     }
     if (Date.now() >= deadline) {
       throw new Problem(409, 'Idempotency-Key: a request with this key is still in progress; retry later with the same key.');
@@ -91,7 +90,8 @@ export async function idempotency(
   }
 }
 
-type Claim = { db: TenantExecutor; tokenId: string; key: string; log: Logger };
+/** A key claimed by the request now running; `done` once its answer was recorded or the key released. */
+export type Claim = { db: TenantExecutor; tokenId: string; key: string; log: Logger; done: boolean };
 
 /**
  * Releases a claimed key that holds no answer, so a retry does the work; tried again for a few seconds when the
@@ -112,40 +112,34 @@ async function release(o: Claim, why: string): Promise<void> {
 }
 
 /**
- * Stores the answer of the request that claimed the key when it is sent; a 5xx releases the key, and so does a
- * failed store (issue 22), and so does an answer with Retry-After (issue 23): the key is finished or released whatever happens.
+ * Stores the answer of the request that claimed the key as it is sent (`sent`: the answer and the response it
+ * goes out on, whose earlier headers count too); a 5xx releases the key, and so does a failed store (issue 22),
+ * and so does an answer with Retry-After (issue 23); `null`: the connection closed before any answer, the key is
+ * released. Only the first call counts: the key is finished or released whatever happens.
  */
-function record(res: Response, o: Claim): void {
-  const end = res.end.bind(res) as (...args: unknown[]) => Response;
-  let done = false;
-  (res as { end: unknown }).end = (...args: unknown[]) => {
-    if (!done) {
-      done = true;
-      const [chunk] = args;
-      const body = typeof chunk === 'string' ? chunk : Buffer.isBuffer(chunk) ? chunk.toString('utf8') : null;
-      const status = res.statusCode;
-      const headers: Record<string, string> = {};
-      for (const h of REPLAYED_HEADERS) {
-        const v = res.getHeader(h);
-        if (v !== undefined) headers[h] = String(v);
-      }
-      // An answer that asks to be sent again (a 409 of a conflict with a concurrent change, issue 23) did nothing.
-      if (status >= 500 || res.getHeader('Retry-After') !== undefined) void release(o, 'after an answer that did nothing');
-      else {
-        o.db.updateTable('idempotency_keys').set({ status, headers: JSON.stringify(headers), body, completed_at: sql`now()` })
-          .where('token_uuid', '=', o.tokenId).where('key', '=', o.key).execute()
-          .catch((err: unknown) => {
-            o.log.error({ err }, 'idempotency: could not record the answer; releasing the key');
-            return release(o, 'after a failed record');
-          });
-      }
-    }
-    return end(...args);
-  };
-  // A connection closed before any answer was sent: release the key (nothing to replay).
-  res.on('close', () => {
-    if (done) return;
-    done = true;
+export function recordAnswer(o: Claim, sent: { answer: Answer; res: ServerResponse } | null): void {
+  if (o.done) return;
+  o.done = true;
+  if (!sent) {
     void release(o, 'of a request closed without an answer');
-  });
+    return;
+  }
+  const { answer, res } = sent;
+  const { status } = answer;
+  const body = typeof answer.body === 'string' ? answer.body : Buffer.isBuffer(answer.body) ? answer.body.toString('utf8') : null;
+  const headers: Record<string, string> = {};
+  for (const h of REPLAYED_HEADERS) {
+    const v = headerOf(res, answer, h);
+    if (v !== undefined) headers[h] = v;
+  }
+  // An answer that asks to be sent again (a 409 of a conflict with a concurrent change, issue 23) did nothing.
+  if (status >= 500 || headerOf(res, answer, 'Retry-After') !== undefined) void release(o, 'after an answer that did nothing');
+  else {
+    o.db.updateTable('idempotency_keys').set({ status, headers: JSON.stringify(headers), body, completed_at: sql`now()` })
+      .where('token_uuid', '=', o.tokenId).where('key', '=', o.key).execute()
+      .catch((err: unknown) => {
+        o.log.error({ err }, 'idempotency: could not record the answer; releasing the key');
+        return release(o, 'after a failed record');
+      });
+  }
 }

@@ -7,6 +7,7 @@ import { webhookOperations } from '../webhooks/openapi.js';
 import { accessText, addExamples, addReferenceExamples, BODY_RESOURCE, describeCents, typeParameter } from './openapi-annotations.js';
 import { HEADERS, problemResponse, PROBLEM_SCHEMA } from './openapi-problems.js';
 import { describeRawOperations } from './openapi-raw.js';
+import { operationsOf } from './operations.js';
 
 // OpenAPI 3.1 at `<base>/openapi.json`, made for client generators (issue 12): trpc-to-openapi's document
 // (zod-openapi: every resource's output schema is a named component through `.meta({ id })` in its
@@ -90,10 +91,7 @@ export function buildOpenApiDocument(router: AnyRouter, baseUrl: string): Record
   }) as unknown as { paths: Record<string, Record<string, Json>>; components?: Json; tags?: Json[] };
 
   const metaByOperation = new Map<string, Meta>();
-  for (const proc of Object.values(router._def.procedures as Record<string, { _def: { meta?: Meta } }>)) {
-    const m = proc._def.meta;
-    if (m?.openapi) metaByOperation.set(`${m.openapi.method.toLowerCase()} ${m.openapi.path}`, m);
-  }
+  for (const { meta, method, template } of operationsOf(router)) metaByOperation.set(`${method.toLowerCase()} ${template}`, meta);
 
   doc.components ??= {};
   doc.components.schemas ??= {};

@@ -1,4 +1,3 @@
-import type { Response } from 'express';
 import { sql } from '../db/sql.js';
 import type { Page } from './fields.js';
 
@@ -45,13 +44,3 @@ export const listTotal = sql<number>`count(*) over ()::int`.as('listTotal');
 export function pagingHeaders(p: PageTotal): Record<string, string> {
   return { 'X-Total-Count': String(p.total) };
 }
-
-/** The API's `paging` for one request: the headers go on its answer (a problem answer drops them again). */
-export function pagingFor(res: Response): PagingReport {
-  return (p) => {
-    for (const [k, v] of Object.entries(pagingHeaders(p))) res.setHeader(k, v);
-  };
-}
-
-/** Headers a list answer carries that an error answer must not. */
-export const PAGING_HEADERS = ['X-Total-Count'];

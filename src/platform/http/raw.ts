@@ -1,9 +1,11 @@
 import { createHash } from 'node:crypto';
-import type { Request, Response } from 'express';
+import type { Request } from 'express';
 import type { AnyRouter } from '@trpc/server';
-import { create as contentDisposition, parse as parseContentDisposition } from 'content-disposition';
+import { parse as parseContentDisposition } from 'content-disposition';
 import { fileTypeFromBuffer } from 'file-type';
 import { answerFileType } from '../../domain/answer-files.js';
+import type { RawBodySpec } from './meta.js';
+import { operationsOf, templatePattern } from './operations.js';
 import { Problem } from './problem.js';
 
 // Bodies and answers that are files, not JSON (issue 21: answer files, D11 "Files"), once for every procedure
@@ -13,11 +15,10 @@ import { Problem } from './problem.js';
 //   from the content's magic bytes (file-type) against the declared type and `mediaTypes` (415), and it reaches
 //   the procedure as the context's `upload` (the JSON input stays `{}`). Its name comes from
 //   `Content-Disposition` (`filename*` or `filename`) or the query parameter `name`.
-// - `rawResponse: { mediaTypes }`: the procedure returns `rawFile(...)`; the adapter sends its bytes with their
-//   type as an attachment (`Content-Disposition: attachment`, the security headers' `nosniff` and CSP apply).
+// - `rawResponse: { mediaTypes }`: the procedure returns `rawFile(...)`; the handler sends its bytes with their
+//   type as an attachment (answer.ts) (`Content-Disposition: attachment`, the security headers' `nosniff` and CSP apply).
 
-export type RawBodySpec = { mediaTypes: readonly string[]; maxBytes: number };
-export type RawResponseSpec = { mediaTypes: readonly string[] };
+export type { RawBodySpec, RawResponseSpec } from './meta.js';
 
 /** A file sent as a request body: its bytes, the type found in them, the name the client gave. */
 export type RawUpload = { bytes: Buffer; mediaType: string; fileName: string | null; digest: string };
@@ -26,13 +27,9 @@ type RawRoute = { method: string; re: RegExp; spec: RawBodySpec };
 
 /** The procedures whose body is a file, by method and path template. */
 export function rawBodyRoutes(router: AnyRouter): RawRoute[] {
-  const procs = router._def.procedures as Record<string, { _def: { meta?: { rawBody?: RawBodySpec; openapi?: { method: string; path: string } } } }>;
   const out: RawRoute[] = [];
-  for (const proc of Object.values(procs)) {
-    const { rawBody, openapi } = proc._def.meta ?? {};
-    if (!rawBody || !openapi) continue;
-    const pattern = openapi.path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\\?\{([^}]+)\\?\}/g, '([^/]+)');
-    out.push({ method: openapi.method, re: new RegExp(`^${pattern}/?$`), spec: rawBody });
+  for (const { meta, method, template } of operationsOf(router)) {
+    if (meta.rawBody) out.push({ method, re: templatePattern(template), spec: meta.rawBody });
   }
   return out;
 }
@@ -79,38 +76,11 @@ export function setRawUpload(req: Request, upload: RawUpload): void {
 
 // ---- a file as the answer ---------------------------------------------------------------------------------
 
-const PLACEHOLDER = '__raw_file__:';
-// As with final-json.ts: the adapter stringifies and ends in one synchronous step, so one slot is enough.
-let pending: { key: string; file: RawFile } | null = null;
-let next = 0;
-
 export class RawFile {
   constructor(readonly bytes: Buffer, readonly mediaType: string, readonly fileName: string) {}
-
-  /** Called by the adapter's JSON.stringify, just before the body is ended (the same tick). */
-  toJSON(): string {
-    const key = `${PLACEHOLDER}${next++}`;
-    pending = { key, file: this };
-    return key;
-  }
 }
 
-/** `bytes` as the answer of a procedure with `rawResponse`, typed as its output. */
+/** `bytes` as the answer of a procedure with `rawResponse` (sent by answer.ts), typed as its output. */
 export function rawFile<T>(bytes: Buffer, mediaType: string, fileName: string): T {
   return new RawFile(bytes, mediaType, fileName) as unknown as T;
-}
-
-/**
- * When `body` is the placeholder of a file answer: sets its headers on `res` and returns its bytes; otherwise
- * returns `body` unchanged.
- */
-export function resolveRawFile(res: Response, body: unknown): unknown {
-  if (typeof body !== 'string' || !body.startsWith(`"${PLACEHOLDER}`)) return body;
-  const slot = pending;
-  if (!slot || body !== `"${slot.key}"`) return body;
-  pending = null;
-  res.setHeader('Content-Type', slot.file.mediaType);
-  res.setHeader('Content-Disposition', contentDisposition(slot.file.fileName, { type: 'attachment' }));
-  res.setHeader('Content-Length', String(slot.file.bytes.length));
-  return slot.file.bytes;
 }

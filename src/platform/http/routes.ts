@@ -1,5 +1,6 @@
 import type { Request, Response, NextFunction } from 'express';
 import type { AnyRouter } from '@trpc/server';
+import { operationsOf, templatePattern } from './operations.js';
 import { Problem } from './problem.js';
 
 // The router's operations by method and path template, for what the HTTP layer decides before a procedure
@@ -19,14 +20,9 @@ const ORDER = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE'];
 
 export function routeTable(router: AnyRouter): RouteTable {
   const routes: Route[] = [];
-  const procs = router._def.procedures as Record<string, { _def: { meta?: { access?: string; openapi?: { method: string; path: string } } } }>;
-  for (const proc of Object.values(procs)) {
-    const meta = proc._def.meta;
-    if (!meta?.openapi) continue;
-    const pattern = meta.openapi.path.replace(/[.*+?^$()|[\]\\]/g, '\\$&').replace(/\\?\{[^}]+\\?\}/g, '[^/]+');
-    const method = meta.openapi.method;
+  for (const { meta, method, template } of operationsOf(router)) {
     // PATCH/DELETE of receipts and bookings exist only to answer 405 themselves; they are not methods the path has.
-    routes.push({ re: new RegExp(`^${pattern}/?$`), method, access: meta.access ?? 'read', answersOnly405: method !== 'GET' && meta.access !== 'write' });
+    routes.push({ re: templatePattern(template), method, access: meta.access ?? 'read', answersOnly405: method !== 'GET' && meta.access !== 'write' });
   }
   const clean = (path: string) => path.split('?')[0]!;
   return {

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import http, { STATUS_CODES, type RequestListener, type Server } from 'node:http';
+import http, { STATUS_CODES, type RequestListener, type Server, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { PROBLEM_CONTENT_TYPE, renderProblem } from './problem.js';
 
@@ -35,21 +35,31 @@ export const SECURITY_HEADERS: Record<string, string> = {
 
 /** `limits`: the defaults above; tests pass shorter timeouts. */
 export function createHttpServer(app: RequestListener, limits: ServerLimits = SERVER_LIMITS): Server {
+  // The response each connection is answering (the last request it brought), so a client error on it can tell
+  // whether an answer is already under way: recorded here from the request event, not read from node's sockets.
+  const responses = new WeakMap<Duplex, ServerResponse>();
   const server = http.createServer(
     { maxHeaderSize: limits.maxHeaderSize, connectionsCheckingInterval: limits.connectionsCheckingIntervalMs },
-    app,
+    (req, res) => {
+      responses.set(req.socket, res);
+      return app(req, res);
+    },
   );
   server.requestTimeout = limits.requestTimeoutMs;
   server.headersTimeout = limits.headersTimeoutMs;
   server.keepAliveTimeout = limits.keepAliveTimeoutMs;
-  server.on('clientError', (err: Error & { code?: string }, socket: Duplex) => answerClientError(err, socket, limits));
+  server.on('clientError', (err: Error & { code?: string }, socket: Duplex) => answerClientError(err, socket, limits, responses.get(socket)));
   return server;
 }
 
-/** Node's own answer to these is a bare status line; ours is problem+json, and the connection is closed. */
-function answerClientError(err: Error & { code?: string }, socket: Duplex, limits: ServerLimits): void {
-  const inFlight = (socket as { _httpMessage?: { headersSent?: boolean } })._httpMessage;
-  if (err.code === 'ECONNRESET' || !socket.writable || inFlight?.headersSent) {
+/**
+ * Node's own answer to these is a bare status line; ours is problem+json, and the connection is closed. A
+ * connection whose answer has started (headers sent, not yet finished) is only closed: a second status line
+ * would corrupt it.
+ */
+function answerClientError(err: Error & { code?: string }, socket: Duplex, limits: ServerLimits, last: ServerResponse | undefined): void {
+  const answering = !!last && last.headersSent && !last.writableFinished;
+  if (err.code === 'ECONNRESET' || !socket.writable || answering) {
     socket.destroy();
     return;
   }

@@ -1,10 +1,10 @@
 import { initTRPC } from '@trpc/server';
-import type { OpenApiMeta } from 'trpc-to-openapi';
 import type { ServiceContext } from '../context.js';
 import { forbidden } from '../../domain/errors.js';
 import { refuseUnknownFields, type BodyFieldRules } from './body-fields.js';
 import { unauthorized } from './problem.js';
-import type { RawBodySpec, RawResponseSpec, RawUpload } from './raw.js';
+import type { Meta } from './meta.js';
+import type { RawUpload } from './raw.js';
 import { poolGuardOf } from '../db/orm.js';
 import { runAttempts } from '../db/attempts.js';
 
@@ -15,25 +15,13 @@ import { runAttempts } from '../db/attempts.js';
 // `roles` narrows further; organisers are then limited to their own records by the services. A website token
 // (D11) reads what `public` procedures show (also while publicAccess is off) and calls only the procedures that
 // name the role `website`; everything else is 403 for it.
-export type Access = 'public' | 'read' | 'write';
-export type ActorRole = 'admin' | 'organiser' | 'website';
-
-export type Meta = OpenApiMeta & {
-  access: Access;
-  roles?: ActorRole[];
-  /** 201, 202 or 204 where the spec's table of writes says so (spec 1.11). */
-  successStatus?: 200 | 201 | 202 | 204;
-  /** The body is a file of one of these types (raw.ts): it reaches the procedure as the context's `upload`. */
-  rawBody?: RawBodySpec;
-  /** The answer is a file (`rawFile(...)`, raw.ts), sent as an attachment of its own type. */
-  rawResponse?: RawResponseSpec;
-};
+export type { Access, ActorRole, Meta } from './meta.js';
 
 export type TrpcContext = ServiceContext & {
   requestId: string;
   /** The file a procedure with `rawBody` was sent (raw.ts); absent elsewhere. */
   upload?: RawUpload;
-  /** What each body operation's body may hold (body-fields.ts), given by the HTTP adapter. */
+  /** What each body operation's body may hold (body-fields.ts), given by the API's handler (api.ts). */
   bodyFields?: BodyFieldRules;
 };
 
