@@ -5,6 +5,7 @@ import type { QueueStat } from '../jobs/names.js';
 import type { Logger } from '../logging/logger.js';
 import type { PoolGuard } from '../db/pool-guard.js';
 import { registerPoolMetrics } from './pool.js';
+import { operationsOf } from '../http/operations.js';
 
 // `/metrics` in Prometheus text format (prom-client), one registry per app. Labels are bounded: the route
 // template (from the router's own paths, never the raw URL), the method, the status, the queue name; no
@@ -181,10 +182,9 @@ export function createMetrics(opts: {
 function routeTable(router?: AnyRouter): { method: string; re: RegExp; template: string }[] {
   if (!router) return [];
   const out: { method: string; re: RegExp; template: string }[] = [];
-  for (const proc of Object.values(router._def.procedures as Record<string, { _def: { meta?: { openapi?: { path: string; method: string } } } }>)) {
-    const o = proc._def.meta?.openapi;
-    if (!o) continue;
-    const template = o.path.startsWith('/') ? o.path : `/${o.path}`;
+  // The router's procedures through their public surfaces (http/operations.ts), not `router._def`.
+  for (const o of operationsOf(router)) {
+    const template = o.template.startsWith('/') ? o.template : `/${o.template}`;
     const re = new RegExp(`^${template.split('/').map((seg) => (seg.startsWith('{') ? '[^/]+' : seg.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))).join('/')}/?$`);
     out.push({ method: o.method.toUpperCase(), re, template });
   }
