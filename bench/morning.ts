@@ -15,6 +15,7 @@ import { addTenant } from '../src/platform/tenancy/operations.js';
 import { readConfig } from '../src/platform/config.js';
 import { entities } from '../src/entities.js';
 import { httpRequest, randomPort, startService, until, type ServiceProcess } from '../test/harness/processes.js';
+import { maybe } from '../test/harness/json.js';
 import { bareApplication, baselinePool, poolLabel, servicePoolSize } from './baseline.js';
 import { lanes, pct, timed } from './load.js';
 import type { ClientFigures, MorningPlan } from './morning-client.js';
@@ -190,7 +191,7 @@ export async function runMorning(o: MorningOptions): Promise<MorningFigures> {
     await until('the API ready with Redis', async () => {
       if (api.child.exitCode !== null) throw new Error(`the API exited:\n${api.output().slice(-3000)}`);
       const r = await httpRequest(plan.port, 'GET', '/readyz').catch(() => undefined);
-      return r?.status === 200 && r.body?.redis === 'ok';
+      return r?.status === 200 && maybe(r.body, 'redis') === 'ok';
     }, 90_000);
 
     // ---- the load generator, in its own process ----------------------------------------------------------
