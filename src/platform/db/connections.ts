@@ -1,24 +1,34 @@
 import pg from 'pg';
-import { PostgresDialect } from 'kysely';
 import { createPostgreSqlTypeParsers } from '@mikro-orm/postgresql';
 import type { Logger } from '../logging/logger.js';
-import { connectionAffinityWanted, useConnectionAffinity } from './affinity.js';
+import { connectionAffinityWanted } from './affinity.js';
 import { GuardedDialect } from './guarded-dialect.js';
+import { createConnectionSource, type ConnectionSource } from './lanes.js';
+import { PgDialect } from './pg-driver.js';
 import { PoolGuard } from './pool-guard.js';
-import { usePreparedStatements, type PreparedSwitch } from './prepared.js';
-import { dbTimeouts, startupOptions, type DbTimeouts, type TimeoutProfile } from './timeouts.js';
+import type { NamedStatements } from './prepared.js';
+import { currentTimeoutProfile, dbTimeouts, setLocalSql, startupOptions, type DbTimeouts, type TimeoutProfile } from './timeouts.js';
 
-// The service's connection pool (issue 23): pg's Pool, configured as MikroORM would (host, port, user,
-// password and database from the URL; dates and timestamps as text), plus what this service adds: the request
-// timeouts as startup parameters of every connection, named statements (prepared.ts), connection affinity
-// (affinity.ts), and the guard (pool-guard.ts) with its dialect (guarded-dialect.ts). MikroORM gets the dialect
+// The service's connection pool (issue 23, issue 26): pg's connections, configured as MikroORM would (host, port,
+// user, password and database from the URL; dates and timestamps as text), plus what this service adds: the
+// request timeouts as startup parameters of every connection, a connection per lane of municipalities
+// (lanes.ts, affinity.ts), named statements (prepared.ts), all through the service's own kysely driver
+// (pg-driver.ts), and the guard (pool-guard.ts) with its dialect (guarded-dialect.ts). MikroORM gets the dialect
 // (its `driverOptions` accept one), so every statement of the service goes through it.
 
-export type Database = { dialect: GuardedDialect; guard: PoolGuard; pool: pg.Pool; timeouts: DbTimeouts };
+export type Database = {
+  dialect: GuardedDialect;
+  /** The plain dialect over the same connections (no guard): for a second ORM that borrows them (orm.ts). */
+  pgDialect: PgDialect;
+  guard: PoolGuard;
+  connections: ConnectionSource;
+  statements: NamedStatements;
+  timeouts: DbTimeouts;
+};
 
 export type DatabaseOptions = {
   poolMax: number;
-  prepared: PreparedSwitch;
+  statements: NamedStatements;
   connectionAffinity?: boolean;
   log: Logger;
   timeouts?: DbTimeouts;
@@ -54,29 +64,29 @@ export function createDatabase(url: string, opts: DatabaseOptions): Database {
   const timeouts = opts.timeouts ?? dbTimeouts();
   const profile = opts.profile ?? 'request';
   const base = connectionConfig(url);
-  const pool = new pg.Pool({
-    ...base,
-    min: 0,
-    max: opts.poolMax,
+  const connections = createConnectionSource({
+    lanes: opts.connectionAffinity ?? connectionAffinityWanted(),
+    size: opts.poolMax,
+    config: {
+      ...base,
+      min: 0,
+      types: typeOverrides(),
+      // The request profile as every connection's session defaults (no round trip). A pooler ignores them
+      // (PgBouncer's ignore_startup_parameters); transactions set their own anyway (pg-driver.ts).
+      options: startupOptions(timeouts[profile], timeouts.idleInTransactionMs),
+    },
     // A database (or pooler) that does not accept connections fails the request after 5 s (503, errors.ts)
     // instead of holding it until the client gives up.
-    connectionTimeoutMillis: 5_000,
-    types: typeOverrides(),
-    // The request profile as every connection's session defaults (no round trip). A pooler ignores them
-    // (PgBouncer's ignore_startup_parameters); transactions set their own anyway (guarded-dialect.ts).
-    options: startupOptions(timeouts[profile], timeouts.idleInTransactionMs),
+    connectTimeoutMs: 5_000,
+    // A connection dropped by the server is reported as an `error` event; without a listener it would end the process.
+    onConnect: (client) => client.on('error', (err) => opts.log.warn({ code: (err as { code?: string }).code, reason: err.message.slice(0, 200) }, 'PostgreSQL connection error')),
+    onError: (err) => opts.log.warn({ code: (err as { code?: string }).code, reason: err.message.slice(0, 200) }, 'PostgreSQL pool error'),
   });
-  // A connection dropped by the server is reported as an `error` event; without a listener it would end the process.
-  pool.on('connect', (client) => client.on('error', (err) => opts.log.warn({ code: (err as { code?: string }).code, reason: err.message.slice(0, 200) }, 'PostgreSQL connection error')));
-  pool.on('error', (err) => opts.log.warn({ code: (err as { code?: string }).code, reason: err.message.slice(0, 200) }, 'PostgreSQL pool error'));
-  usePreparedStatements(pool, opts.prepared, {
-    warn: (msg, fields) => opts.log.warn(fields ?? {}, msg),
-  });
-  // A schema's requests prefer one connection of the pool (affinity.ts); PG_CONNECTION_AFFINITY=off: none.
-  if (opts.connectionAffinity ?? connectionAffinityWanted()) useConnectionAffinity(pool);
   const probeConfig: pg.PoolConfig = { ...base, options: '-c statement_timeout=2000 -c lock_timeout=1000' };
-  const guard = new PoolGuard(pool, opts.poolMax, timeouts, opts.log, probeConfig, opts.shares, profile);
-  return { dialect: new GuardedDialect(new PostgresDialect({ pool }), guard), guard, pool, timeouts };
+  const guard = new PoolGuard(connections, opts.poolMax, timeouts, opts.log, probeConfig, opts.shares, profile);
+  // Every transaction begins with its profile's timeouts (SET LOCAL with the BEGIN), which also holds behind a pooler.
+  const pgDialect = new PgDialect(connections, opts.statements, { afterBegin: () => setLocalSql(timeouts[currentTimeoutProfile(profile)]) });
+  return { dialect: new GuardedDialect(pgDialect, guard), pgDialect, guard, connections, statements: opts.statements, timeouts };
 }
 
 export type Pooler = { pooled: boolean; sessionTimeouts: boolean };
@@ -88,7 +98,8 @@ export type Pooler = { pooled: boolean; sessionTimeouts: boolean };
  * client's `processID` (kysely reads it too); without it, only the second sign counts.
  */
 export async function detectPooler(db: Database): Promise<Pooler> {
-  const client = await db.pool.connect();
+  const lease = await db.connections.acquire();
+  const client = lease.client;
   try {
     const r = await client.query<{ pid: number; lock: string }>(`select pg_backend_pid() as pid, (select setting from pg_settings where name = 'lock_timeout') as lock`);
     const row = r.rows[0]!;
@@ -97,6 +108,6 @@ export async function detectPooler(db: Database): Promise<Pooler> {
     const pooled = (typeof own === 'number' && own !== row.pid) || !sessionTimeouts;
     return { pooled, sessionTimeouts };
   } finally {
-    client.release();
+    lease.release();
   }
 }

@@ -1,19 +1,22 @@
 import {
-  CompiledQuery, type DatabaseConnection, type DatabaseIntrospector, type Dialect, type DialectAdapter, type Driver,
+  type CompiledQuery, type DatabaseConnection, type DatabaseIntrospector, type Dialect, type DialectAdapter, type Driver,
   type Kysely, type QueryCompiler, type QueryResult, type TransactionSettings,
 } from 'kysely';
 import { connectionLane } from './affinity.js';
 import { currentAttempt, type Attempt } from './attempts.js';
+import { isConnectTimeout } from './lanes.js';
+import type { PgDialect } from './pg-driver.js';
 import type { PoolGuard } from './pool-guard.js';
-import { currentTimeoutProfile, lockConflictOf, setLocalSql } from './timeouts.js';
+import { lockConflictOf } from './timeouts.js';
 
 // Issue 23: our own small layer over kysely's public Dialect/Driver/DatabaseConnection interfaces, around the
-// PostgreSQL dialect MikroORM and every query of the service use (orm.ts hands it to MikroORM as its dialect).
+// service's PostgreSQL dialect (pg-driver.ts) that MikroORM and every query of the service use (orm.ts hands it
+// to MikroORM as its dialect).
 // - A checkout waits for a place of its municipality's share first (the schema of the request's or job's lane,
 //   affinity.ts), so one municipality never holds more than its share of the pool; a nested checkout of a use
 //   case that already holds a connection skips the wait (it would otherwise wait for itself).
-// - Every transaction begins with its profile's timeouts (`SET LOCAL`, in the same round trip as BEGIN), which
-//   also holds behind a transaction pooler.
+// - Every transaction begins with its profile's timeouts (`SET LOCAL`, in the same round trip as BEGIN, sent by
+//   pg-driver.ts), which also holds behind a transaction pooler.
 // - Every statement passes here: lock and statement timeouts are counted and logged per municipality, and an
 //   autocommit write or a commit marks the use case's attempt as dirty (attempts.ts: it may not run again).
 // - A checkout that times out while every connection is in use is `PoolSaturated` (503, not an outage).
@@ -73,7 +76,7 @@ class GuardedConnection implements DatabaseConnection {
 const unwrap = (c: DatabaseConnection): DatabaseConnection => (c instanceof GuardedConnection ? c.inner : c);
 
 class GuardedDriver implements Driver {
-  constructor(private readonly inner: Driver, private readonly guard: PoolGuard) {}
+  constructor(private readonly inner: Driver, private readonly guard: PoolGuard, private readonly owner: boolean) {}
 
   init(options?: Parameters<Driver['init']>[0]): Promise<void> {
     return this.inner.init(options);
@@ -94,7 +97,7 @@ class GuardedDriver implements Driver {
       connection = await this.inner.acquireConnection(options);
     } catch (err) {
       release?.();
-      if (/timeout exceeded when trying to connect/i.test(String((err as Error)?.message)) && this.guard.pool.totalCount >= this.guard.size) {
+      if (isConnectTimeout(err) && this.guard.pool.totalCount >= this.guard.size) {
         this.guard.saturated();
         throw new PoolSaturated();
       }
@@ -107,14 +110,7 @@ class GuardedDriver implements Driver {
   }
 
   async beginTransaction(connection: DatabaseConnection, settings: TransactionSettings): Promise<void> {
-    let begin = 'begin';
-    if (settings.isolationLevel || settings.accessMode) {
-      begin = 'start transaction';
-      if (settings.isolationLevel) begin += ` isolation level ${settings.isolationLevel}`;
-      if (settings.accessMode) begin += ` ${settings.accessMode}`;
-    }
-    // One round trip (the simple protocol allows several statements without parameters).
-    await unwrap(connection).executeQuery(CompiledQuery.raw(`${begin}; ${setLocalSql(this.guard.timeouts[currentTimeoutProfile(this.guard.profile)])}`));
+    await this.inner.beginTransaction(unwrap(connection), settings);
     if (connection instanceof GuardedConnection) connection.held.inTransaction = true;
   }
 
@@ -159,16 +155,21 @@ class GuardedDriver implements Driver {
 
   async destroy(options?: Parameters<Driver['destroy']>[0]): Promise<void> {
     await this.inner.destroy(options);
-    await this.guard.close();
+    if (this.owner) await this.guard.close();
   }
 }
 
-/** `inner` (kysely's PostgresDialect over the service's pg pool) with the guard's checkouts, timeouts and counts. */
+/** `inner` (pg-driver.ts over the service's connections) with the guard's checkouts, timeouts and counts. */
 export class GuardedDialect implements Dialect {
-  constructor(private readonly inner: Dialect, private readonly guard: PoolGuard) {}
+  constructor(private readonly inner: PgDialect, private readonly guard: PoolGuard, private readonly owner = true) {}
 
   createDriver(): Driver {
-    return new GuardedDriver(this.inner.createDriver(), this.guard);
+    return new GuardedDriver(this.inner.createDriver(), this.guard, this.owner);
+  }
+
+  /** The same connections and guard for a second ORM (orm.ts): destroying its driver leaves both open. */
+  borrowed(): GuardedDialect {
+    return new GuardedDialect(this.inner.borrowed(), this.guard, false);
   }
 
   createQueryCompiler(): QueryCompiler {

@@ -1,11 +1,12 @@
+import type { MigrationObject } from '@mikro-orm/core';
 import { MikroORM, type EntityClass, type EntityManager } from '@mikro-orm/postgresql';
 import { Migrator } from '@mikro-orm/migrations';
 import { controlMigrations, tenantMigrations } from '../../../migrations/index.js';
 import { readConfig } from '../config.js';
 import { rootLogger, type Logger } from '../logging/logger.js';
-import { createDatabase, detectPooler } from './connections.js';
+import { createDatabase, detectPooler, type Database } from './connections.js';
 import type { PoolGuard } from './pool-guard.js';
-import { preparedStatementsSetting, type PreparedSwitch } from './prepared.js';
+import { NamedStatements, preparedStatementsSetting } from './prepared.js';
 import { assertSchemaName, sql, type Executor } from './sql.js';
 import { withTimeoutProfile, type TimeoutProfile } from './timeouts.js';
 
@@ -17,7 +18,7 @@ export function poolSize(env?: NodeJS.ProcessEnv): number {
   return readConfig(env).pgPoolSize;
 }
 
-const preparedSwitches = new WeakMap<Orm, PreparedSwitch>();
+const databases = new WeakMap<Orm, Database>();
 const guards = new WeakMap<object, PoolGuard>();
 
 /** The guard of the ORM's pool (shares, counts, probe connection; pool-guard.ts), for /readyz, /metrics and jobs. */
@@ -26,9 +27,9 @@ export function poolGuardOf(orm: Orm | EntityManager): PoolGuard | undefined {
   return guards.get(em.getConnection());
 }
 
-/** Whether this ORM's pool sends `prepared()` statements as named statements right now (false once switched off). */
+/** Whether this ORM's pool sends `prepared()` statements as named statements right now (false while off or suspended). */
 export function preparedStatementsOf(orm: Orm): boolean {
-  return preparedSwitches.get(orm)?.enabled ?? false;
+  return databases.get(orm)?.statements.enabled ?? false;
 }
 
 export type OrmOptions = {
@@ -43,7 +44,25 @@ export type OrmOptions = {
   shares?: { tenant?: number; offer?: number; waitMs?: number };
   /** Timeouts of the pool's sessions and transactions: `request` (default, the service) or `job` (the operator CLI). */
   profile?: TimeoutProfile;
+  /** Test hook: how long named statements stay suspended after a pooler error (prepared.ts; default 60 s). */
+  preparedSuspendMs?: number;
 };
+
+/** The migrator's options (MikroORM's documented `migrations` config) for one list of migrations. */
+function migrationOptions(migrationsList: MigrationObject[]) {
+  return {
+    migrationsList,
+    tableName: 'mikro_orm_migrations',
+    transactional: true,
+    allOrNothing: true,
+    snapshot: false,
+    snapshotOnMigrate: false,
+    silent: true,
+    // Only defers the migrator's eager creation of a tracking table in the default schema (outside any
+    // lock, racing between processes); the table is created per schema inside the locked transaction.
+    includeWildcardSchema: true,
+  };
+}
 
 /**
  * `entities`: every tenant entity (src/entities.ts). The pool is the service's own (connections.ts: timeouts,
@@ -52,8 +71,8 @@ export type OrmOptions = {
 export async function createOrm(databaseUrl: string, opts: OrmOptions): Promise<Orm> {
   const log = opts.log ?? rootLogger;
   const setting = opts.preparedStatements === undefined ? preparedStatementsSetting() : opts.preparedStatements ? 'on' : 'off';
-  const prepared: PreparedSwitch = { enabled: setting !== 'off' };
-  const database = createDatabase(databaseUrl, { poolMax: opts.poolMax ?? poolSize(), prepared, connectionAffinity: opts.connectionAffinity, log, shares: opts.shares, profile: opts.profile });
+  const statements = new NamedStatements(setting, { warn: (msg, fields) => log.warn(fields ?? {}, msg) }, { suspendMs: opts.preparedSuspendMs });
+  const database = createDatabase(databaseUrl, { poolMax: opts.poolMax ?? poolSize(), statements, connectionAffinity: opts.connectionAffinity, log, shares: opts.shares, profile: opts.profile });
   const orm = await MikroORM.init({
     clientUrl: databaseUrl,
     // The tenant entities (src/entities.ts), handed in by the process that composes the service.
@@ -63,28 +82,17 @@ export async function createOrm(databaseUrl: string, opts: OrmOptions): Promise<
     debug: false,
     // The pool, its timeouts and shares: connections.ts (MikroORM accepts a ready kysely dialect here).
     driverOptions: database.dialect,
-    migrations: {
-      migrationsList: tenantMigrations,
-      tableName: 'mikro_orm_migrations',
-      transactional: true,
-      allOrNothing: true,
-      snapshot: false,
-      snapshotOnMigrate: false,
-      silent: true,
-      // Only defers the migrator's eager creation of a tracking table in the default schema (outside any
-      // lock, racing between processes); the table is created per schema inside the locked transaction.
-      includeWildcardSchema: true,
-    },
+    migrations: migrationOptions(tenantMigrations),
   });
-  preparedSwitches.set(orm, prepared);
+  databases.set(orm, database);
   guards.set(orm.em.getConnection(), database.guard);
   // Issue 23: a pooler between the service and PostgreSQL, found once at start (a database not answering yet
   // leaves the settings as they are; the fallbacks in prepared.ts and the per-transaction timeouts still hold).
   try {
     const found = await detectPooler(database);
     if (found.pooled) {
-      if (setting === 'auto') prepared.enabled = false;
-      log.warn({ namedStatements: prepared.enabled, sessionTimeouts: found.sessionTimeouts },
+      statements.poolerFound();
+      log.warn({ namedStatements: statements.enabled, sessionTimeouts: found.sessionTimeouts },
         'database connection goes through a pooler (PgBouncer?): timeouts are set in every transaction; autocommit statements get the database role\'s defaults (docs/operations.md)'
         + (setting === 'auto' ? '; named prepared statements off' : ''));
     }
@@ -109,25 +117,35 @@ export function executorOf(orm: Orm | EntityManager): Executor {
  * tolerates); here it is created once, under the control schema's lock.
  */
 export async function migrateControl(orm: Orm): Promise<string[]> {
-  const migrator = migratorFor(orm, controlMigrations);
-  return withMigrationLock(orm, 'control', async (trx) => {
-    await orm.em.getConnection().execute('create schema if not exists pgboss', [], 'run', trx);
-    return migrateInTransaction(orm, 'control', trx, migrator);
-  });
+  const control = await controlOrm(orm);
+  try {
+    return await withMigrationLock(control, 'control', async (trx) => {
+      await control.em.getConnection().execute('create schema if not exists pgboss', [], 'run', trx);
+      return migrateInTransaction(control, 'control', trx, new Migrator(control.em));
+    });
+  } finally {
+    await control.close();
+  }
 }
 
 /**
- * A migrator over another list than the tenant one: the migrator reads its options when it is constructed,
- * so the shared config is swapped only for that instant (not while waiting for the lock).
+ * The control schema's migrations have a list of their own. MikroORM's migrator takes its list from its ORM's
+ * `migrations` config, so the control ones run through a second, entity-less ORM with that config, over the same
+ * connections and guard (borrowed: closing it leaves them open).
  */
-function migratorFor(orm: Orm, migrationsList: typeof controlMigrations): Migrator {
-  const original = orm.config.get('migrations');
-  orm.config.set('migrations', { ...original, migrationsList });
-  try {
-    return new Migrator(orm.em);
-  } finally {
-    orm.config.set('migrations', original);
-  }
+async function controlOrm(orm: Orm): Promise<Orm> {
+  const database = databases.get(orm);
+  if (!database) throw new Error('migrateControl needs an ORM made by createOrm');
+  return MikroORM.init({
+    clientUrl: orm.config.get('clientUrl'),
+    entities: [],
+    discovery: { warnWhenNoEntities: false },
+    extensions: [Migrator],
+    allowGlobalContext: false,
+    debug: false,
+    driverOptions: database.dialect.borrowed(),
+    migrations: migrationOptions(controlMigrations),
+  });
 }
 
 export async function migrateTenantSchema(orm: Orm, schema: string, opts: { script?: boolean } = {}): Promise<string[]> {
@@ -163,6 +181,12 @@ async function migrateInTransaction(orm: Orm, schema: string, trx: Trx, migrator
       const script = await newSchemaScript(orm);
       if (script) {
         await conn.execute(`set local search_path to "${schema}";\n${script.sql}`, [], 'run', trx);
+        // The bookkeeping is the migrator's own: its storage creates its table and logs each migration, in this
+        // transaction and schema.
+        const storage = new Migrator(orm.em).getStorage();
+        storage.setRunSchema(schema);
+        storage.setMasterMigration(trx);
+        for (const name of script.names) await storage.logMigration({ name }, trx);
         return script.names;
       }
     }
@@ -175,10 +199,10 @@ const MIGRATION_NAME = /^Migration\d{14}\w+$/;
 let scriptOfNewSchema: Promise<{ sql: string; names: string[] } | null> | undefined;
 
 /**
- * Issue 10 (a thousand municipalities): a new tenant schema gets every tenant migration's SQL and the
- * migrator's own bookkeeping (its table, one row per migration, as MikroORM creates them) as ONE
+ * Issue 10 (a thousand municipalities): a new tenant schema gets every tenant migration's SQL as ONE
  * multi-statement script in the schema's locked transaction: one round trip instead of one per statement and
- * several per migration. The result is the schema the migrator makes (test/platform/db/new-schema-script.test.ts
+ * several per migration. The bookkeeping stays the migrator's (its storage writes its table and rows,
+ * migrateInTransaction). The result is the schema the migrator makes (test/platform/db/new-schema-script.test.ts
  * compares the catalogs). Schemas at an older version keep going through the migrator. Null (the migrator then)
  * when a migration runs code instead of only adding SQL. Built once per process. (bench/tenants.ts sends it bare as
  * the baseline of `migrate`.)
@@ -194,10 +218,6 @@ export function newSchemaScript(orm: Orm): Promise<{ sql: string; names: string[
       if (queries.some((q) => typeof q !== 'string')) return null;
       parts.push(`-- ${m.name}`, ...(queries as string[]).map((q) => `${q.trim().replace(/;$/, '')};`));
     }
-    parts.push(
-      'create table "mikro_orm_migrations" ("id" serial primary key, "name" varchar(255) not null, "executed_at" timestamptz(6) not null default current_timestamp(6));',
-      `insert into "mikro_orm_migrations" ("name") values ${tenantMigrations.map((m) => `('${m.name}')`).join(', ')};`,
-    );
     return { sql: parts.join('\n'), names: tenantMigrations.map((m) => m.name) };
   })();
   return scriptOfNewSchema;

@@ -34,9 +34,12 @@ export type PoolEvents = {
   retried?(schema: string | null, reason: RetryReason): void;
 };
 
+/** What the guard reads of the connections: pg-pool's counts (lanes.ts answers them for its lanes too). */
+export type PoolCounts = { readonly totalCount: number; readonly idleCount: number; readonly waitingCount: number };
+
 export type PoolSnapshot = {
   size: number;
-  /** pg-pool's own counts: connections open, idle, and checkouts waiting for one. */
+  /** The pool's counts: connections open, idle, and checkouts waiting for one. */
   total: number;
   idle: number;
   waiting: number;
@@ -58,7 +61,7 @@ export class PoolGuard {
   private probePool: pg.Pool | null = null;
 
   constructor(
-    readonly pool: pg.Pool,
+    readonly pool: PoolCounts,
     readonly size: number,
     readonly timeouts: DbTimeouts,
     private readonly log: Logger,

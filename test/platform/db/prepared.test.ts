@@ -1,7 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { createOrm, executorOf, preparedStatementsOf, type Orm } from '../../../src/platform/db/orm.js';
-import { prepared, preparedStatementsSetting, preparedStatementsWanted } from '../../../src/platform/db/prepared.js';
+import { NamedStatements, prepared, preparedStatementsSetting, preparedStatementsWanted } from '../../../src/platform/db/prepared.js';
+import { withConnectionAffinity } from '../../../src/platform/db/affinity.js';
+import { LanePools } from '../../../src/platform/db/lanes.js';
+import { PgDriver } from '../../../src/platform/db/pg-driver.js';
+import { CompiledQuery } from 'kysely';
 import { createLogger } from '../../../src/platform/logging/logger.js';
 import { Writable } from 'node:stream';
 import { sql } from '../../../src/platform/db/sql.js';
@@ -92,6 +96,118 @@ describe('prepared() on a direct connection', () => {
   });
 });
 
+describe('NamedStatements (one pool\'s names)', () => {
+  const marked = '/*hp:prepared*/select $1::int as n';
+  it('names a marked statement by its text; after a pooler error suspends them for a while, doubling, said once each time; that connection then uses new names', () => {
+    let now = 1_000;
+    const warnings: { msg: string; fields?: Record<string, unknown> }[] = [];
+    const s = new NamedStatements('on', { warn: (msg, fields) => warnings.push({ msg, fields }) }, { suspendMs: 1_000, now: () => now });
+    const [a, b] = [{}, {}];
+    expect(s.nameFor(a, 'select 1', true)).toBeUndefined();
+    const name = s.nameFor(a, marked, true)!;
+    expect(name).toMatch(/^hp_[A-Za-z0-9_-]{27}$/);
+    expect(s.nameFor(b, marked, true)).toBe(name);
+    s.lost(a, '26000');
+    s.lost(b, '42P05');
+    expect(s.enabled).toBe(false);
+    expect(s.nameFor(a, marked, true)).toBeUndefined();
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]!.fields).toEqual({ code: '26000', suspendedMs: 1_000 });
+    now += 1_000;
+    expect(s.enabled).toBe(true);
+    const renamed = s.nameFor(a, marked, true)!;
+    expect(renamed).not.toBe(name);
+    expect(renamed.startsWith(name)).toBe(true);
+    s.lost(a, '26000');
+    expect(warnings).toHaveLength(2);
+    expect(warnings[1]!.fields).toEqual({ code: '26000', suspendedMs: 2_000 });
+    now += 1_999;
+    expect(s.enabled).toBe(false);
+    now += 1;
+    expect(s.enabled).toBe(true);
+  });
+
+  it('off never names; auto stops naming for good once the start-up check found a pooler, on keeps naming', () => {
+    expect(new NamedStatements('off').nameFor({}, marked, true)).toBeUndefined();
+    const auto = new NamedStatements('auto');
+    const on = new NamedStatements('on');
+    auto.poolerFound();
+    on.poolerFound();
+    expect(auto.enabled).toBe(false);
+    expect(auto.nameFor({}, marked, true)).toBeUndefined();
+    expect(on.nameFor({}, marked, true)).toBeDefined();
+  });
+
+  it('gives a statement whose result type changed a new name on that connection only', () => {
+    const s = new NamedStatements('on');
+    const [a, b] = [{}, {}];
+    const name = s.nameFor(a, marked, true)!;
+    s.resultTypeChanged(a, marked, name);
+    expect(s.nameFor(a, marked, true)).toBe(`${name}_v1`);
+    expect(s.nameFor(b, marked, true)).toBe(name);
+  });
+});
+
+describe('named statements on lanes (pg-driver.ts)', () => {
+  it('names a statement on its schema\'s own connection at once, on another from its second execution', async () => {
+    const pool = new LanePools({ config: { connectionString: direct }, size: 2, connectTimeoutMs: 5_000 });
+    const driver = new PgDriver(pool, new NamedStatements('on'));
+    try {
+      const keys = Array.from({ length: 20 }, (_, i) => `t_named_${i}`);
+      const home = keys.find((k) => pool.laneOf(k) === 0)!;
+      const away = keys.find((k) => pool.laneOf(k) === 1)!;
+      const marked = (key: string) => `/*hp:prepared*/select ${JSON.stringify(key).replace(/"/g, "'")}::text as k, $1::int as n`;
+      const run = (key: string, text: string, values: unknown[] = []) => withConnectionAffinity(key, async () => {
+        const c = await driver.acquireConnection();
+        try { return await c.executeQuery<Record<string, unknown>>(CompiledQuery.raw(text, values)); } finally { await driver.releaseConnection(c); }
+      });
+      // Connection 1 (away's own) busy, so away's statements run on connection 0, home's.
+      const busy = await pool.acquire(away);
+      expect(busy.slot).toBe(1);
+      const names = async () => (await run(home, `select statement from pg_prepared_statements where name like 'hp\\_%'`)).rows.map((r) => r.statement);
+      await run(home, marked(home), [1]);
+      expect(await names()).toEqual([marked(home)]);
+      await run(away, marked(away), [1]);
+      expect(await names()).toHaveLength(1);
+      const again = await run(away, marked(away), [2]);
+      expect(again.rows).toEqual([{ k: away, n: 2 }]);
+      expect((await names()).sort()).toEqual([marked(home), marked(away)].sort());
+      busy.release();
+    } finally {
+      await pool.end();
+    }
+  });
+});
+
+describe('a named statement lost under the service (a session reset on a direct connection)', () => {
+  it('is answered anyway, suspends naming on this pool for a while, and comes back under a new name', async () => {
+    const { log, lines } = capturedLog();
+    const orm = await createOrm(direct, { entities, poolMax: 1, preparedStatements: true, log, preparedSuspendMs: 300 });
+    try {
+      const db = executorOf(orm);
+      const read = (i: number) => prepared(sql<{ x: number }>`select ${i}::int + 1 as x`).execute(db);
+      expect((await read(1)).rows).toEqual([{ x: 2 }]);
+      const [first] = await ownStatements(orm);
+      expect(first!.name).toMatch(/^hp_[A-Za-z0-9_-]{27}$/);
+      // Something under the service drops the session's statements; pg still believes the name is parsed.
+      await sql`deallocate all`.execute(db);
+      expect((await read(2)).rows).toEqual([{ x: 3 }]);
+      expect(preparedStatementsOf(orm)).toBe(false);
+      expect(lines.filter((l) => l.msg.includes('named prepared statements suspended'))).toHaveLength(1);
+      expect((await read(3)).rows).toEqual([{ x: 4 }]);
+      expect(await ownStatements(orm)).toEqual([]);
+      await new Promise((r) => setTimeout(r, 350));
+      expect(preparedStatementsOf(orm)).toBe(true);
+      expect((await read(4)).rows).toEqual([{ x: 5 }]);
+      const after = await ownStatements(orm);
+      expect(after).toHaveLength(1);
+      expect(after[0]!.name).toBe(`${first!.name}_g1`);
+    } finally {
+      await orm.close();
+    }
+  });
+});
+
 async function publishedOffers(h: Harness, n: number) {
   const t = await h.tenant();
   const ed = await edition(t);
@@ -150,7 +266,7 @@ describe.runIf(!!PGBOUNCER_BIN)('the offer list through PgBouncer 1.18 in transa
     }
   });
 
-  it('left on (PG_PREPARED_STATEMENTS=on): the first failure switches them off and the statement is sent again, so nothing fails', async () => {
+  it('left on (PG_PREPARED_STATEMENTS=on): the first failure suspends them on this pool and the statement is sent again, so nothing fails', async () => {
     const { log, lines } = capturedLog();
     const orm = await createOrm(bouncer.url(direct), { entities, poolMax: 6, preparedStatements: true, log });
     const warnings: string[] = [];
@@ -172,7 +288,7 @@ describe.runIf(!!PGBOUNCER_BIN)('the offer list through PgBouncer 1.18 in transa
       expect(errors).toEqual([]);
       expect(preparedStatementsOf(orm)).toBe(false);
       // Said once, in the JSON log (not as a Node warning on stderr).
-      const switched = lines.filter((l) => l.msg.includes('named prepared statements switched off'));
+      const switched = lines.filter((l) => l.msg.includes('named prepared statements suspended'));
       expect(switched).toHaveLength(1);
       expect(switched[0].level).toBe(40);
       expect(['26000', '42P05']).toContain(switched[0].code);

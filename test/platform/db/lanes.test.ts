@@ -1,37 +1,35 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
-import pg from 'pg';
-import { connectionAffinityWanted, onItsConnection, useConnectionAffinity, withConnectionAffinity } from '../../../src/platform/db/affinity.js';
-import { usePreparedStatements } from '../../../src/platform/db/prepared.js';
+import { connectionAffinityWanted, withConnectionAffinity } from '../../../src/platform/db/affinity.js';
+import { LanePools, SharedPool, type ConnectionSource } from '../../../src/platform/db/lanes.js';
 import { createOrm, executorOf, poolSize, type Orm } from '../../../src/platform/db/orm.js';
 import { sql } from '../../../src/platform/db/sql.js';
 import { entities } from '../../../src/entities.js';
 
-// Connection affinity (platform/db/affinity.ts): a schema's requests prefer one connection of the pool, idle or
-// busy, and a request without a schema, or one that waited too long, is served as pg-pool would.
+// Connection affinity (platform/db/lanes.ts, one pg.Pool of one connection per lane): a schema's requests prefer
+// one connection, idle or busy, and a request without a schema, or one that waited too long, is served as
+// pg-pool would.
 const direct = inject('directDatabaseUrl');
 
-const pidOf = async (pool: pg.Pool, key?: string, sleepMs = 0): Promise<number> => {
-  const run = async () => {
-    const c = await pool.connect();
-    try {
-      const r = await c.query<{ pid: number }>('select pg_backend_pid() as pid, pg_sleep($1::float8 / 1000)', [sleepMs]);
-      return r.rows[0]!.pid;
-    } finally {
-      c.release();
-    }
-  };
-  return key === undefined ? run() : withConnectionAffinity(key, run);
+const lanes = (size: number, connectTimeoutMs = 5_000) => new LanePools({ config: { connectionString: direct }, size, connectTimeoutMs });
+
+const pidOf = async (source: ConnectionSource, key?: string, sleepMs = 0): Promise<number> => {
+  const lease = await source.acquire(key);
+  try {
+    const r = await lease.client.query<{ pid: number }>('select pg_backend_pid() as pid, pg_sleep($1::float8 / 1000)', [sleepMs]);
+    return r.rows[0]!.pid;
+  } finally {
+    lease.release();
+  }
 };
 
 /** Opens all `max` connections of the pool at once. */
-const fill = (pool: pg.Pool, max: number) => Promise.all(Array.from({ length: max }, () => pidOf(pool, undefined, 50)));
+const fill = (source: ConnectionSource, max: number) => Promise.all(Array.from({ length: max }, () => pidOf(source, undefined, 50)));
 
-describe('useConnectionAffinity on a pg pool', () => {
-  let pool: pg.Pool;
+describe('LanePools', () => {
+  let pool: LanePools;
   beforeAll(async () => {
-    pool = new pg.Pool({ connectionString: direct, max: 4 });
-    useConnectionAffinity(pool);
+    pool = lanes(4);
     await fill(pool, 4);
   });
   afterAll(() => pool.end());
@@ -47,6 +45,9 @@ describe('useConnectionAffinity on a pg pool', () => {
     }
     for (const key of keys) expect(seen.get(key)!.size, key).toBe(1);
     expect(new Set([...seen.values()].map((s) => [...s][0])).size).toBeGreaterThan(1);
+    expect(pool.totalCount).toBe(4);
+    expect(pool.idleCount).toBe(4);
+    expect(pool.waitingCount).toBe(0);
   });
 
   it('without a schema takes the connection used last, as pg-pool does', async () => {
@@ -68,8 +69,10 @@ describe('useConnectionAffinity on a pg pool', () => {
     const [x, others] = [[...byPid.keys()][0]!, [...byPid.keys()].slice(1)];
     const busy = Array.from({ length: 4 }, (_, i) => pidOf(pool, byPid.get([...byPid.keys()][i]!)![0], 300));
     await new Promise((r) => setTimeout(r, 30));
+    expect(pool.waitingCount).toBe(0);
     const waiting = others.map((pid) => pidOf(pool, byPid.get(pid)![1], 200));
     const mine = pidOf(pool, byPid.get(x)![1]);
+    expect(pool.waitingCount).toBe(4);
     const [served] = await Promise.all([mine, ...busy, ...waiting]);
     expect(served).toBe(x);
   });
@@ -78,8 +81,8 @@ describe('useConnectionAffinity on a pg pool', () => {
     const key = 't_patient';
     const homePid = await pidOf(pool, key);
     // Its own connection stays busy for a long time; the others free up after 100 ms.
-    const others = Array.from({ length: 3 }, (_, i) => pidOf(pool, undefined, 100 + i));
     const own = pidOf(pool, key, 1000);
+    const others = Array.from({ length: 3 }, (_, i) => pidOf(pool, undefined, 100 + i));
     await new Promise((r) => setTimeout(r, 20));
     const started = performance.now();
     const pid = await pidOf(pool, key);
@@ -87,12 +90,42 @@ describe('useConnectionAffinity on a pg pool', () => {
     expect(pid).not.toBe(homePid);
     await Promise.all([own, ...others]);
   });
+
+  it('keeps a schema on its connection under concurrent load far more often than a shared pool', async () => {
+    // 16 schemas, 4 connections, 12 requests in flight at a time in random order: how often does a schema's
+    // request run on the connection that served it most?
+    const keys = Array.from({ length: 16 }, (_, i) => `t_load${i}`);
+    const share = async (source: ConnectionSource) => {
+      const seen = new Map<string, Map<number, number>>();
+      let next = 0;
+      const order = Array.from({ length: 240 }, (_, i) => keys[(i * 7 + Math.floor(i / 16)) % keys.length]!);
+      await Promise.all(Array.from({ length: 12 }, async () => {
+        while (next < order.length) {
+          const key = order[next++]!;
+          const pid = await pidOf(source, key, 2);
+          const m = seen.get(key) ?? new Map<number, number>();
+          seen.set(key, m.set(pid, (m.get(pid) ?? 0) + 1));
+        }
+      }));
+      let most = 0;
+      for (const m of seen.values()) most += Math.max(...m.values());
+      return most / order.length;
+    };
+    const shared = new SharedPool({ config: { connectionString: direct }, size: 4, connectTimeoutMs: 5_000 });
+    try {
+      await fill(shared, 4);
+      const [withLanes, without] = [await share(pool), await share(shared)];
+      expect(withLanes).toBeGreaterThan(0.6);
+      expect(withLanes).toBeGreaterThan(without + 0.2);
+    } finally {
+      await shared.end();
+    }
+  });
 });
 
 describe('a request passed over again and again', () => {
   it('is served after at most 20 others went first', async () => {
-    const pool = new pg.Pool({ connectionString: direct, max: 2 });
-    useConnectionAffinity(pool);
+    const pool = lanes(2);
     try {
       await fill(pool, 2);
       const home = new Map<number, string[]>();
@@ -120,6 +153,33 @@ describe('a request passed over again and again', () => {
       await pool.end();
     }
   });
+
+  it('times out with pg-pool\'s words when every connection stays busy', async () => {
+    const pool = lanes(1, 200);
+    try {
+      const hold = pidOf(pool, 't_x', 600);
+      await new Promise((r) => setTimeout(r, 20));
+      await expect(pidOf(pool, 't_y')).rejects.toThrow(/timeout exceeded when trying to connect/);
+      expect(pool.waitingCount).toBe(0);
+      await hold;
+      expect(await pidOf(pool, 't_y')).toBeGreaterThan(0);
+    } finally {
+      await pool.end();
+    }
+  });
+
+  it('gives a slot back when its connection is closed with an error, and opens a new one for the next request', async () => {
+    const pool = lanes(1);
+    try {
+      const lease = await pool.acquire('t_z');
+      const before = (await lease.client.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0]!.pid;
+      lease.release(new Error('broken'));
+      expect(pool.totalCount).toBe(0);
+      expect(await pidOf(pool, 't_z')).not.toBe(before);
+    } finally {
+      await pool.end();
+    }
+  });
 });
 
 describe('the service pool (createOrm)', () => {
@@ -138,38 +198,6 @@ describe('the service pool (createOrm)', () => {
       for (const key of ['t_a', 't_b', 't_c', 't_d', 't_e', 't_f']) seen.set(key, (seen.get(key) ?? new Set()).add(await pid(key)));
     }
     for (const [key, pids] of seen) expect(pids.size, key).toBe(1);
-  });
-});
-
-describe('named statements and affinity (prepared.ts)', () => {
-  it('names a statement on its schema\'s own connection at once, on another from its second execution', async () => {
-    const pool = new pg.Pool({ connectionString: direct, max: 2 });
-    useConnectionAffinity(pool);
-    usePreparedStatements(pool, { enabled: true });
-    try {
-      // One connection only (slot 0): find a schema whose lane it is and one whose lane it is not.
-      const client = await pool.connect();
-      const keys = Array.from({ length: 20 }, (_, i) => `t_named_${i}`);
-      const home = keys.find((k) => withConnectionAffinity(k, () => onItsConnection(client)))!;
-      const away = keys.find((k) => !withConnectionAffinity(k, () => onItsConnection(client)))!;
-      client.release();
-      const names = async () => (await pool.query<{ statement: string }>(`select statement from pg_prepared_statements where name like 'hp\\_%'`)).rows.map((r) => r.statement);
-      const marked = (key: string) => `/*hp:prepared*/select ${JSON.stringify(key).replace(/"/g, "'")}::text as k, $1::int as n`;
-      // As kysely sends it: a checked-out client's query(text, values), no callback.
-      const run = (key: string, n: number) => withConnectionAffinity(key, async () => {
-        const c = await pool.connect();
-        try { return await c.query(marked(key), [n]); } finally { c.release(); }
-      });
-      await run(home, 1);
-      expect(await names()).toEqual([marked(home)]);
-      await run(away, 1);
-      expect(await names()).toHaveLength(1);
-      const again = await run(away, 2);
-      expect(again.rows).toEqual([{ k: away, n: 2 }]);
-      expect((await names()).sort()).toEqual([marked(home), marked(away)].sort());
-    } finally {
-      await pool.end();
-    }
   });
 });
 
