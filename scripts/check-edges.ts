@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import ts from 'typescript';
 
@@ -28,13 +27,10 @@ import ts from 'typescript';
 // inside another package (by a plugin we import) is not seen. Review still matters; the check keeps the known
 // ways out.
 //
-// A finding listed in scripts/check-edges.allow.json (file, rule and name; no line numbers) is printed as a
-// warning instead of failing: the temporary list of offenders that other branches of issue 26 remove. An entry
-// that matches nothing is reported as stale. Exit 1 on any other finding.
+// There is no allowlist: any finding fails (exit 1). The offenders issue 26 found are gone.
 
 export type Rule = 'private-field' | 'method-replaced' | 'foreign-define';
 export type Finding = { file: string; line: number; rule: Rule; name: string; why: string; text: string };
-export type AllowEntry = { file: string; rule: Rule; name: string; reason?: string };
 
 const WATCHED_NAMES = new Set(['end', 'write', 'writeHead', 'parse', 'safeParse', 'query', 'connect']);
 
@@ -177,22 +173,6 @@ export function checkFiles(files: string[], root = process.cwd()): Finding[] {
   return checkProgram(program, program.getSourceFiles().filter((sf) => wanted.has(path.resolve(sf.fileName))), root);
 }
 
-/** Splits findings into those the allowlist permits and the rest; also the entries nothing matched. */
-export function applyAllowlist(findings: Finding[], allow: AllowEntry[]): { failing: Finding[]; allowed: Finding[]; stale: AllowEntry[] } {
-  const matches = (f: Finding, a: AllowEntry) => a.file === f.file && a.rule === f.rule && a.name === f.name;
-  const used = new Set<AllowEntry>();
-  const failing: Finding[] = [];
-  const allowed: Finding[] = [];
-  for (const f of findings) {
-    const entry = allow.find((a) => matches(f, a));
-    if (entry) {
-      used.add(entry);
-      allowed.push(f);
-    } else failing.push(f);
-  }
-  return { failing, allowed, stale: allow.filter((a) => !used.has(a)) };
-}
-
 function sourceFiles(root: string): string[] {
   return ts.sys.readDirectory(path.join(root, 'src'), ['.ts'], ['**/*.d.ts'], undefined).map((f) => path.relative(root, f));
 }
@@ -201,13 +181,9 @@ function main(): number {
   const root = process.cwd();
   const args = process.argv.slice(2);
   const files = args.length ? args : sourceFiles(root);
-  const allowPath = path.join(root, 'scripts/check-edges.allow.json');
-  const allow = (JSON.parse(readFileSync(allowPath, 'utf8')) as { entries: AllowEntry[] }).entries;
-  const { failing, allowed, stale } = applyAllowlist(checkFiles(files, root), args.length ? [] : allow);
-  for (const f of allowed) console.warn(`warning (temporarily allowed, scripts/check-edges.allow.json): ${f.file}:${f.line} ${f.rule} ${f.name}: ${f.why}: ${f.text}`);
-  for (const a of stale) console.warn(`warning: stale allowlist entry (nothing matches it any more, remove it): ${a.file} ${a.rule} ${a.name}`);
+  const failing = checkFiles(files, root);
   for (const f of failing) console.error(`${f.file}:${f.line} ${f.rule} ${f.name}: ${f.why}: ${f.text}`);
-  console.log(`${files.length} files: ${failing.length ? `${failing.length} edge violation(s) above` : 'no edge violation'}${allowed.length ? `, ${allowed.length} temporarily allowed` : ''}`);
+  console.log(`${files.length} files: ${failing.length ? `${failing.length} edge violation(s) above` : 'no edge violation'}`);
   return failing.length ? 1 : 0;
 }
 

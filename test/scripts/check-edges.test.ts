@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { applyAllowlist, checkFiles, type AllowEntry, type Finding } from '../../scripts/check-edges.js';
+import { checkFiles, type Finding } from '../../scripts/check-edges.js';
 
 // `npm run lint:edges` (issue 26 item 4): the check finds every kind of reach into another package's object in
 // the fixtures (test/scripts/fixtures/edges/bad-*.ts) and nothing in the clean one, with the type checker.
@@ -36,24 +36,5 @@ describe('lint:edges', () => {
     expect(f).toMatchObject({ file: `${DIR}/bad-http.ts`, rule: 'private-field', why: 'declared in a type literal written to reach into an object' });
     expect(f.line).toBe(readFileSync(`${DIR}/bad-http.ts`, 'utf8').split('\n').findIndex((l) => l.includes('._httpMessage')) + 1);
     expect(f.text).toContain('._httpMessage');
-  });
-
-  it('lets the allowlist turn findings of a file into warnings, and reports entries nothing matches', () => {
-    const allow: AllowEntry[] = [
-      { file: `${DIR}/bad-http.ts`, rule: 'method-replaced', name: 'end' },
-      { file: 'src/gone.ts', rule: 'private-field', name: '_x' },
-    ];
-    const { failing, allowed, stale } = applyAllowlist(findings, allow);
-    expect(allowed.map((f: Finding) => `${f.file} ${f.name}`)).toEqual([`${DIR}/bad-http.ts end`]);
-    expect(failing).toHaveLength(findings.length - 1);
-    expect(stale).toEqual([allow[1]]);
-  });
-
-  it('keeps its allowlist to file, rule and name (no line numbers), each with a reason', () => {
-    const { entries } = JSON.parse(readFileSync('scripts/check-edges.allow.json', 'utf8')) as { entries: (AllowEntry & Record<string, unknown>)[] };
-    for (const e of entries) {
-      expect(Object.keys(e).sort()).toEqual(['file', 'name', 'reason', 'rule']);
-      expect(e.file).toMatch(/^src\/.+\.ts$/);
-    }
   });
 });
