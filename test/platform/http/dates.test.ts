@@ -1,3 +1,4 @@
+import { DateTime } from 'luxon';
 import { describe, expect, it } from 'vitest';
 import {
   berlinDayBounds, formatDate, formatTimestamp, parseDate, parseDateFilter, parseTimestamp,
@@ -24,6 +25,31 @@ describe('formatTimestamp', () => {
 
   it('drops milliseconds', () => {
     expect(formatTimestamp(new Date('2027-07-01T08:00:00.999Z'))).toBe('2027-07-01T10:00:00+02:00');
+  });
+
+  // The fast path for Dates (Berlin's offset looked up once per UTC hour) against luxon's own text: random
+  // instants from 1970 to 2100 (milliseconds included) and one second around every transition 1970-2100.
+  it('writes the same text as luxon for any instant, also around every daylight-saving transition', () => {
+    const luxonText = (ms: number) => DateTime.fromMillis(ms, { zone: 'Europe/Berlin' }).startOf('second').toISO({ suppressMilliseconds: true });
+    const instants: number[] = [];
+    let seed = 20261127;
+    const random = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+    const end = Date.UTC(2100, 0, 1);
+    for (let i = 0; i < 20_000; i++) instants.push(Math.floor(random() * end));
+    const offsetAt = (ms: number) => DateTime.fromMillis(ms, { zone: 'Europe/Berlin' }).offset;
+    let transitions = 0;
+    // Day by day; on a day whose offset differs from the day before, the hour of the change.
+    for (let day = 0; (day + 1) * 86_400_000 < end; day++) {
+      const from = day * 86_400_000;
+      if (offsetAt(from) === offsetAt(from + 86_400_000)) continue;
+      for (let ms = from + 3_600_000; ms <= from + 86_400_000; ms += 3_600_000) {
+        if (offsetAt(ms) === offsetAt(ms - 1000)) continue;
+        transitions++;
+        instants.push(ms - 1001, ms - 1000, ms - 1, ms, ms + 999, ms + 1000);
+      }
+    }
+    expect(transitions).toBeGreaterThan(200);
+    for (const ms of instants) expect(formatTimestamp(new Date(ms))).toBe(luxonText(ms));
   });
 
   it("reads PostgreSQL's text form", () => {
