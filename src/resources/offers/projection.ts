@@ -8,7 +8,6 @@ import { omitNulls } from '../../platform/http/response.js';
 import { offerReaderRole, ownsOffer } from '../../engines/access/index.js';
 import type { ApplicationQuestion } from './entity.js';
 import type { OfferOut } from './schema.js';
-import { offerPage } from './page.js';
 
 // The offer as the API writes it (spec 2.3, 4.2; D5, D10): one SQL projection per page, every reference and
 // count joined in and every timestamp formatted by PostgreSQL (apiTimestampSql), and `toOut` for the rules
@@ -60,7 +59,15 @@ export function projection(ctx: ServiceContext, viewer: Viewer, where: RawBuilde
   // fields until after the limit, so a token's page built every matching offer's fields. The page's size and
   // offset are literals, so the default page is a statement without parameters (planned once per connection).
   return sql<Row & { listTotal: number }>`
-    with ${offerPage(t, where, orderBy, limit, offset)}
+    with page as (
+      select o.uuid as id, row_number() over (order by ${orderBy}) as n, count(*) over ()::int as total
+      from ${t('offers')} o
+      join ${t('editions')} e on e.uuid = o.edition_uuid
+      left join lateral (select min(d."begin") as first_begin from ${t('offer_dates')} d where d.offer_uuid = o.uuid) fd on true
+      where ${where}
+      order by ${orderBy}
+      limit ${sql.lit(limit)} offset ${sql.lit(offset)}
+    )
     select o.uuid, p.total as "listTotal", o.name, o.alias, o.places, o.publish, o.teaser, o.description, o.fee,
       o.min_age as "minAge", o.max_age as "maxAge", o.min_participants as "minParticipants",
       o.max_participants as "maxParticipants", o.requires_application as "requiresApplication",

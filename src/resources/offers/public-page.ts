@@ -2,7 +2,6 @@ import { OFFER_PLACES } from '../../domain/offer-workflow.js';
 import type { ServiceContext } from '../../platform/context.js';
 import { sql, tablesOf, type RawBuilder } from '../../platform/db/sql.js';
 import { apiTimestampSql } from '../../platform/http/dates.js';
-import { offerPage } from './page.js';
 
 // The public page of offers (anonymous and legacy callers, spec 4.2) written whole by PostgreSQL as the JSON
 // text of the answer (issue 10.2): the fields, their order and the rules of `toOut` (projection.ts) for a
@@ -39,7 +38,15 @@ export function publicPageSql(ctx: ServiceContext, where: RawBuilder<unknown>, o
   // otherwise build every matching offer's JSON and count its places before the sort and the limit. The same
   // step counts the matching offers for the paging headers (issue 24), no second round trip.
   return sql<{ page: string; listTotal: number | null }>`
-    with ${offerPage(t, where, orderBy, limit, offset)}
+    with page as (
+      select o.uuid as id, row_number() over (order by ${orderBy}) as n, count(*) over ()::int as total
+      from ${t('offers')} o
+      join ${t('editions')} e on e.uuid = o.edition_uuid
+      left join lateral (select min(d."begin") as first_begin from ${t('offer_dates')} d where d.offer_uuid = o.uuid) fd on true
+      where ${where}
+      order by ${orderBy}
+      limit ${sql.lit(limit)} offset ${sql.lit(offset)}
+    )
     select coalesce(json_agg(json_strip_nulls(json_build_object(
         'uuid', o.uuid, 'name', o.name, 'alias', o.alias, 'edition', ${ref('e')},
         'hosts', coalesce((select json_agg(${ref('g')} order by h.position, g.name)
