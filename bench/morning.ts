@@ -38,7 +38,8 @@ import { pgStatements, type StatementStats } from './pg-stats.js';
 // applications as bare SQL over the same spread (lock the offer row, count, insert), IN_FLIGHT in flight over a
 // pool of the service's size (bench/baseline.ts). docs/benchmarks.md "The opening morning of a region" explains
 // the figures. Env: BENCH_PG_URL, REDIS_URL, BENCH_MUNICIPALITIES (20; 5 with --quick), BENCH_IN_FLIGHT (64),
-// BENCH_VISITORS (8), BENCH_LOG_LEVEL (the API's, default warn), PUBLIC_CACHE_MS and PG_POOL_SIZE (the service's).
+// BENCH_VISITORS (8), BENCH_LOG_LEVEL (the API's, default warn), PUBLIC_CACHE_MS and PG_POOL_SIZE (the service's),
+// BENCH_API_NODE_ARGS / BENCH_WORKER_NODE_ARGS (extra node flags, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`).
 
 export type MorningOptions = {
   /** A PostgreSQL server (connection string) on which a scratch database is made and dropped. */
@@ -182,9 +183,10 @@ export async function runMorning(o: MorningOptions): Promise<MorningFigures> {
       NODE_ENV: 'production', DATABASE_URL: scratch.url, REDIS_URL: o.redisUrl, TRUST_PROXY: '1', SMTP_URL: `smtp://127.0.0.1:${smtpPort}`,
       TENANTS_DIR: dirs[0]!, DATA_DIR: dirs[0]!, DEMO: '0',
     };
-    const api = startService({ role: 'api', port: plan.port, env: { ...env, LOG_LEVEL: o.apiLogLevel } });
+    const nodeArgs = (role: string) => (process.env[`BENCH_${role}_NODE_ARGS`] ?? '').split(' ').filter(Boolean);
+    const api = startService({ role: 'api', port: plan.port, env: { ...env, LOG_LEVEL: o.apiLogLevel }, nodeArgs: nodeArgs('API') });
     services.push(api);
-    const worker = startService({ role: 'worker', port: randomPort(), env: { ...env, LOG_LEVEL: 'info' } });
+    const worker = startService({ role: 'worker', port: randomPort(), env: { ...env, LOG_LEVEL: 'info' }, nodeArgs: nodeArgs('WORKER') });
     services.push(worker);
     await worker.ready();
     // Ready, with the Redis limiter connected (not its in-memory insurance).

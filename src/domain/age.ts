@@ -3,8 +3,7 @@
 // birth date is gone) and a family's own application (D11: the wish must fit minAge..maxAge).
 
 import { DateTime } from 'luxon';
-
-const ZONE = 'Europe/Berlin';
+import { BERLIN as ZONE, berlinDayOfInstant, instantOfText } from './berlin-time.js';
 
 /** Age in full years on `day` (both 'YYYY-MM-DD'); someone born on 29 Feb ages on 1 Mar in other years. */
 export function ageOn(dateOfBirth: string, day: string): number {
@@ -15,6 +14,10 @@ export function ageOn(dateOfBirth: string, day: string): number {
 
 /** The Berlin calendar day ('YYYY-MM-DD') of a moment, or of a day or timestamp string; null when unreadable. */
 export function berlinDay(value: string | Date): string | null {
+  // Issue 25: instants of 1970-9999 without a luxon DateTime (berlin-time.ts).
+  const ms = typeof value === 'string' ? instantOfText(value) : value.getTime();
+  const fast = ms === undefined ? undefined : berlinDayOfInstant(ms);
+  if (fast !== undefined) return fast;
   const dt = typeof value === 'string' ? DateTime.fromISO(value, { zone: ZONE }) : DateTime.fromJSDate(value, { zone: ZONE });
   return dt.isValid ? dt.toISODate() : null;
 }

@@ -20,8 +20,8 @@ export function entryArgs(compiled = false): string[] {
   return compiled ? ['dist/src/main.js'] : ['--import', 'tsx', 'src/main.ts'];
 }
 
-export function startService(opts: { role: 'api' | 'worker' | 'all'; port: number; env: Record<string, string>; compiled?: boolean }): ServiceProcess {
-  const child = spawn(process.execPath, [...entryArgs(opts.compiled), '--role', opts.role], {
+export function startService(opts: { role: 'api' | 'worker' | 'all'; port: number; env: Record<string, string>; compiled?: boolean; nodeArgs?: string[] }): ServiceProcess {
+  const child = spawn(process.execPath, [...(opts.nodeArgs ?? []), ...entryArgs(opts.compiled), '--role', opts.role], {
     env: { ...process.env, LOG_LEVEL: 'info', PORT: String(opts.port), ...opts.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
