@@ -19,6 +19,7 @@ import { createEditionInput } from '../resources/editions/schema.js';
 import { createEdition } from '../resources/editions/service.js';
 import { createOfferInput, transitionOfferInput } from '../resources/offers/schema.js';
 import { createOffer } from '../resources/offers/service.js';
+import { parsedFinalJson } from '../platform/http/final-json.js';
 import { transitionOffer } from '../resources/offers/workflow.js';
 import { createOrganiserInput } from '../resources/organisers/schema.js';
 import { createOrganiser } from '../resources/organisers/service.js';
@@ -230,7 +231,8 @@ async function fill(ctx: ServiceContext): Promise<DemoCounts> {
         hosts: o.hosts.map((i) => organiserUuid[i]),
         categories: o.categories.map((k) => categoryUuid.get(k)!),
       });
-      const created = await createOffer(ctx, createOfferInput.parse(body));
+      // The service answers with the offer's JSON text (platform/http/final-json.ts); the seed needs its uuid.
+      const created = parsedFinalJson(await createOffer(ctx, createOfferInput.parse(body))) as { uuid: string };
       for (const transition of TRANSITIONS[o.state ?? 'published']) {
         await transitionOffer(ctx, transitionOfferInput.parse({ uuid: created.uuid, transition, notify: false }));
       }

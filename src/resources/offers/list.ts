@@ -9,7 +9,7 @@ import { parseId } from '../../platform/http/ids.js';
 import { notFound } from '../../domain/errors.js';
 import { offerNotFound, offerVisibleSql } from '../../engines/access/index.js';
 import { offersTouchingDays } from './dates.js';
-import { projection, toOut } from './projection.js';
+import { offerJson, projection } from './projection.js';
 import { publicPageSql } from './public-page.js';
 import { finalJson } from '../../platform/http/final-json.js';
 import type { ListOffersInput, OfferOut } from './schema.js';
@@ -104,14 +104,14 @@ async function loadOfferList(ctx: ServiceContext, input: ListOffersInput, viewer
   // A named statement (platform/db/prepared.ts): parsed once per connection, its plan cached.
   const res = await prepared(projection(ctx, viewer, where, orderBy, limit, offset)).execute(db);
   const total = res.rows[0]?.listTotal ?? await pastTheEnd(async () => (await prepared(projection(ctx, viewer, where, orderBy, 1, 0)).execute(db)).rows[0]?.listTotal);
-  return { page: res.rows.map((r) => toOut(ctx, viewer, r, now)), total };
+  return { page: finalJson<OfferOut[]>(`[${res.rows.map((r) => offerJson(viewer, r, now)).join(',')}]`), total };
 }
 
 async function readOffer(ctx: ServiceContext, db: Executor, uuid: string, viewer: Viewer): Promise<OfferOut | null> {
   const now = new Date();
   const where = sql`o.uuid = ${uuid}::uuid and ${offerVisibleSql(ctx.tenant.schema, viewer)}`;
   const res = await prepared(projection(ctx, viewer, where, sql`o.uuid`, 1, 0)).execute(db);
-  return res.rows[0] ? toOut(ctx, viewer, res.rows[0], now) : null;
+  return res.rows[0] ? finalJson<OfferOut>(offerJson(viewer, res.rows[0], now)) : null;
 }
 
 export async function getOffer(ctx: ServiceContext, uuid: string): Promise<OfferOut> {

@@ -66,8 +66,8 @@ export const offerOut = z.object({
 }).meta({ id: 'Offer', description: 'An offer of the programme. Token-only fields are absent for anonymous callers and legacy tokens.' });
 export type OfferOut = z.infer<typeof offerOut>;
 
-export const offerResponse = response(offerOut);
-/** The list's answer is final as the service writes it (no run-time check in production; tests check it). */
+/** The offer's and the list's answers are final as the service writes them (no run-time check in production; tests check them). */
+export const offerResponse = finalResponse(offerOut);
 export const offerListResponse = finalResponse(z.array(offerOut));
 
 // ---- queries --------------------------------------------------------------------------------------
