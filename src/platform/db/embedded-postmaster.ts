@@ -150,15 +150,24 @@ export function startPostmaster(layout: Layout, port: number, onLog: (m: string)
   });
 }
 
+/**
+ * Stops the postmaster: a smart shutdown first (SIGTERM: new connections refused, the server ends once the last
+ * client has gone), so connections the service is still closing (pg-pool's end() resolves before each socket has
+ * closed) end on their own instead of being terminated under the client (57P01 warnings at Ctrl-C, issue 25's
+ * README walk). Clients of another process still connected after 2 s get a fast shutdown (SIGINT: open
+ * transactions rolled back), and a postmaster that has not ended 10 s later an immediate one (SIGQUIT).
+ */
 export function stopPostmaster(child: ChildProcess): Promise<void> {
   if (child.exitCode !== null || child.signalCode !== null) return Promise.resolve();
   return new Promise((resolve) => {
-    const force = setTimeout(() => child.kill('SIGQUIT'), 10_000).unref();
+    const fast = setTimeout(() => child.kill('SIGINT'), 2_000).unref();
+    const immediate = setTimeout(() => child.kill('SIGQUIT'), 12_000).unref();
     child.once('close', () => {
-      clearTimeout(force);
+      clearTimeout(fast);
+      clearTimeout(immediate);
       started.delete(child);
       resolve();
     });
-    child.kill('SIGINT'); // fast shutdown: roll back open transactions, then stop
+    child.kill('SIGTERM');
   });
 }
