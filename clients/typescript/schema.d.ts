@@ -1670,178 +1670,6 @@ export interface components {
             /** @example 0 */
             unfulfilled: number;
         };
-        /** @description An offer of the programme. Token-only fields are absent for anonymous callers and legacy tokens. */
-        Offer: {
-            /** @example 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f */
-            uuid: string;
-            /** @example Fußball-Feriencamp */
-            name: string;
-            /** @example fussball-feriencamp */
-            alias: string;
-            /**
-             * @example {
-             *       "uuid": "4c3d7a57-bdf2-40ba-bd22-ac2d6e5b44f7",
-             *       "name": "Ferienprogramm 2027",
-             *       "alias": "ferienprogramm-2027"
-             *     }
-             */
-            edition: components["schemas"]["Reference"];
-            /**
-             * @example [
-             *       {
-             *         "uuid": "2a4c6e8f-0b1d-4f3a-8c5e-7a9b1c3d5e7f",
-             *         "name": "TSV Musterstadt 1889 e. V.",
-             *         "alias": "tsv-musterstadt"
-             *       }
-             *     ]
-             */
-            hosts: components["schemas"]["Reference"][];
-            status: ("draft" | "completed" | "reviewed" | "published" | "cancelled" | "unpublished")[];
-            /** @example Drei Tage kicken wie die Profis */
-            teaser?: string;
-            /** @example Dribbeln, passen, Tore schießen. */
-            description?: string;
-            dates: {
-                /** @example 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f */
-                uuid: string;
-                /**
-                 * Format: date-time
-                 * @example 2027-07-01T10:00:00+02:00
-                 */
-                begin: string;
-                /**
-                 * Format: date-time
-                 * @example 2027-07-01T10:00:00+02:00
-                 */
-                end: string;
-                /** @example FREQ=WEEKLY;COUNT=4 */
-                recurrence?: string;
-            }[];
-            /**
-             * @description Integer cents (1250 = 12.50 EUR).
-             * @example 4500
-             */
-            fee?: number;
-            /** @example 7 */
-            minAge?: number;
-            /** @example 12 */
-            maxAge?: number;
-            /** @example 10 */
-            minParticipants?: number;
-            /** @example 24 */
-            maxParticipants?: number;
-            /** @example 3 */
-            vacancies?: number;
-            fullyBooked: boolean;
-            requiresApplication: boolean;
-            onlineApplication: boolean;
-            /**
-             * Format: date-time
-             * @example 2027-07-01T10:00:00+02:00
-             */
-            applicationDeadline?: string;
-            /** @example Anmeldung online. */
-            applyText?: string;
-            /** @example Sporthalle am Schulzentrum */
-            meetingPoint?: string;
-            /** @example Schulweg 3, 12345 Musterstadt */
-            meetingAddress?: string;
-            /** @example 51.3181 */
-            meetingLat?: number;
-            /** @example 9.4712 */
-            meetingLng?: number;
-            /** @example Sportkleidung und Trinkflasche */
-            bring?: string;
-            wheelchairAccessible: boolean;
-            /**
-             * @example [
-             *       {
-             *         "uuid": "6e8f0a2b-4c6d-4e8f-9a1b-3c5d7e9f1a3b",
-             *         "name": "Sport & Bewegung",
-             *         "alias": "sport-bewegung"
-             *       }
-             *     ]
-             */
-            categories: components["schemas"]["Reference"][];
-            /** @example https://programme.example/angebote/fussball-feriencamp */
-            url?: string;
-            media: string[];
-            /**
-             * Format: date-time
-             * @example 2027-07-01T10:00:00+02:00
-             */
-            createdAt: string;
-            /**
-             * Format: date-time
-             * @example 2027-07-01T10:00:00+02:00
-             */
-            modifiedAt: string;
-            /** @enum {string} */
-            publish?: "public" | "private_link";
-            /** @example Trainer bestätigt. */
-            comment?: string;
-            /** @example Mehmet Aydın, 0170 1234567 */
-            contact?: string;
-            attendances?: components["schemas"]["AttendanceCounts"];
-            /** @description confirmed places beyond maxParticipants (an admin confirmed past capacity); 0 otherwise */
-            overbooked?: number;
-            applicationQuestions?: {
-                /** @example 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f */
-                uuid: string;
-                /** @example Kann Ihr Kind schwimmen? */
-                label: string;
-                /** @enum {string} */
-                type: "yn" | "int" | "txt" | "file";
-                required: boolean;
-            }[];
-            transitions?: ("complete" | "approve" | "unapprove" | "publish" | "cancel" | "relaunch" | "unpublish")[];
-            /**
-             * @example {
-             *       "uuid": "3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f",
-             *       "name": "Fußball-Feriencamp",
-             *       "alias": "fussball-feriencamp"
-             *     }
-             */
-            variantBase?: components["schemas"]["Reference"];
-            /**
-             * @example [
-             *       {
-             *         "uuid": "8b2e4f6a-1c3d-4e5f-9a7b-2c4d6e8f0a1b",
-             *         "name": "Fußball-Feriencamp",
-             *         "alias": "fussball-feriencamp-2"
-             *       }
-             *     ]
-             */
-            variants?: components["schemas"]["Reference"][];
-        };
-        /** @description A reference to another record (spec 2.1). */
-        Reference: {
-            /**
-             * Format: uuid
-             * @example 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f
-             */
-            uuid: string;
-            /** @example Fußball-Feriencamp */
-            name?: string;
-            /** @example fussball-feriencamp */
-            alias?: string;
-        };
-        /** @description The number of the offer's applications in each state (token view). */
-        AttendanceCounts: {
-            waiting: number;
-            /** @example 15 */
-            confirmed: number;
-            /** @example 46 */
-            waitlisted: number;
-            rejected: number;
-            withdrawn: number;
-            /** @example 0 */
-            unfulfilled: number;
-            participated: number;
-            noshow: number;
-            email_unconfirmed: number;
-            consents_outstanding: number;
-        };
         /** @description A family: the account that applies for its children (admin only). */
         Account: {
             /** @example 7a8b9c0d-1e2f-4a3b-8c4d-5e6f7a8b9c0d */
@@ -1890,6 +1718,18 @@ export interface components {
              * @example 2027-07-01T10:00:00+02:00
              */
             modifiedAt: string;
+        };
+        /** @description A reference to another record (spec 2.1). */
+        Reference: {
+            /**
+             * Format: uuid
+             * @example 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f
+             */
+            uuid: string;
+            /** @example Fußball-Feriencamp */
+            name?: string;
+            /** @example fussball-feriencamp */
+            alias?: string;
         };
         /** @description A child (admin only). */
         Participant: {
@@ -3000,6 +2840,166 @@ export interface components {
             mimeType: string;
             /** @description bytes */
             size: number;
+        };
+        /** @description An offer of the programme. Token-only fields are absent for anonymous callers and legacy tokens. */
+        Offer: {
+            /** @example 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f */
+            uuid: string;
+            /** @example Fußball-Feriencamp */
+            name: string;
+            /** @example fussball-feriencamp */
+            alias: string;
+            /**
+             * @example {
+             *       "uuid": "4c3d7a57-bdf2-40ba-bd22-ac2d6e5b44f7",
+             *       "name": "Ferienprogramm 2027",
+             *       "alias": "ferienprogramm-2027"
+             *     }
+             */
+            edition: components["schemas"]["Reference"];
+            /**
+             * @example [
+             *       {
+             *         "uuid": "2a4c6e8f-0b1d-4f3a-8c5e-7a9b1c3d5e7f",
+             *         "name": "TSV Musterstadt 1889 e. V.",
+             *         "alias": "tsv-musterstadt"
+             *       }
+             *     ]
+             */
+            hosts: components["schemas"]["Reference"][];
+            status: ("draft" | "completed" | "reviewed" | "published" | "cancelled" | "unpublished")[];
+            /** @example Drei Tage kicken wie die Profis */
+            teaser?: string;
+            /** @example Dribbeln, passen, Tore schießen. */
+            description?: string;
+            dates: {
+                /** @example 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f */
+                uuid: string;
+                /**
+                 * Format: date-time
+                 * @example 2027-07-01T10:00:00+02:00
+                 */
+                begin: string;
+                /**
+                 * Format: date-time
+                 * @example 2027-07-01T10:00:00+02:00
+                 */
+                end: string;
+                /** @example FREQ=WEEKLY;COUNT=4 */
+                recurrence?: string;
+            }[];
+            /**
+             * @description Integer cents (1250 = 12.50 EUR).
+             * @example 4500
+             */
+            fee?: number;
+            /** @example 7 */
+            minAge?: number;
+            /** @example 12 */
+            maxAge?: number;
+            /** @example 10 */
+            minParticipants?: number;
+            /** @example 24 */
+            maxParticipants?: number;
+            /** @example 3 */
+            vacancies?: number;
+            fullyBooked: boolean;
+            requiresApplication: boolean;
+            onlineApplication: boolean;
+            /**
+             * Format: date-time
+             * @example 2027-07-01T10:00:00+02:00
+             */
+            applicationDeadline?: string;
+            /** @example Anmeldung online. */
+            applyText?: string;
+            /** @example Sporthalle am Schulzentrum */
+            meetingPoint?: string;
+            /** @example Schulweg 3, 12345 Musterstadt */
+            meetingAddress?: string;
+            /** @example 51.3181 */
+            meetingLat?: number;
+            /** @example 9.4712 */
+            meetingLng?: number;
+            /** @example Sportkleidung und Trinkflasche */
+            bring?: string;
+            wheelchairAccessible: boolean;
+            /**
+             * @example [
+             *       {
+             *         "uuid": "6e8f0a2b-4c6d-4e8f-9a1b-3c5d7e9f1a3b",
+             *         "name": "Sport & Bewegung",
+             *         "alias": "sport-bewegung"
+             *       }
+             *     ]
+             */
+            categories: components["schemas"]["Reference"][];
+            /** @example https://programme.example/angebote/fussball-feriencamp */
+            url?: string;
+            media: string[];
+            /**
+             * Format: date-time
+             * @example 2027-07-01T10:00:00+02:00
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @example 2027-07-01T10:00:00+02:00
+             */
+            modifiedAt: string;
+            /** @enum {string} */
+            publish?: "public" | "private_link";
+            /** @example Trainer bestätigt. */
+            comment?: string;
+            /** @example Mehmet Aydın, 0170 1234567 */
+            contact?: string;
+            attendances?: components["schemas"]["AttendanceCounts"];
+            /** @description confirmed places beyond maxParticipants (an admin confirmed past capacity); 0 otherwise */
+            overbooked?: number;
+            applicationQuestions?: {
+                /** @example 3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f */
+                uuid: string;
+                /** @example Kann Ihr Kind schwimmen? */
+                label: string;
+                /** @enum {string} */
+                type: "yn" | "int" | "txt" | "file";
+                required: boolean;
+            }[];
+            transitions?: ("complete" | "approve" | "unapprove" | "publish" | "cancel" | "relaunch" | "unpublish")[];
+            /**
+             * @example {
+             *       "uuid": "3f1c2b9e-8d4a-4c5e-9f6b-1a2b3c4d5e6f",
+             *       "name": "Fußball-Feriencamp",
+             *       "alias": "fussball-feriencamp"
+             *     }
+             */
+            variantBase?: components["schemas"]["Reference"];
+            /**
+             * @example [
+             *       {
+             *         "uuid": "8b2e4f6a-1c3d-4e5f-9a7b-2c4d6e8f0a1b",
+             *         "name": "Fußball-Feriencamp",
+             *         "alias": "fussball-feriencamp-2"
+             *       }
+             *     ]
+             */
+            variants?: components["schemas"]["Reference"][];
+        };
+        /** @description The number of the offer's applications in each state (token view). */
+        AttendanceCounts: {
+            waiting: number;
+            /** @example 15 */
+            confirmed: number;
+            /** @example 46 */
+            waitlisted: number;
+            rejected: number;
+            withdrawn: number;
+            /** @example 0 */
+            unfulfilled: number;
+            participated: number;
+            noshow: number;
+            email_unconfirmed: number;
+            consents_outstanding: number;
         };
         /** @description RFC 9457 problem details. `type` is `/errors/<status>`, or `/validation_errors/<code>` for a 422 with violations. */
         Problem: {

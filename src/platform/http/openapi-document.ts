@@ -6,6 +6,7 @@ import type { Meta } from './trpc.js';
 import { webhookOperations } from '../webhooks/openapi.js';
 import { accessText, addExamples, addReferenceExamples, BODY_RESOURCE, describeCents, typeParameter } from './openapi-annotations.js';
 import { HEADERS, problemResponse, PROBLEM_SCHEMA } from './openapi-problems.js';
+import { finalResponseComponents } from './response.js';
 import { describeRawOperations } from './openapi-raw.js';
 import { operationsOf } from './operations.js';
 
@@ -96,6 +97,7 @@ export function buildOpenApiDocument(router: AnyRouter, baseUrl: string): Record
   doc.components ??= {};
   doc.components.schemas ??= {};
   for (const key of Object.keys(doc.components.schemas)) if (key.startsWith('error.')) delete doc.components.schemas[key];
+  for (const [id, schema] of Object.entries(finalResponseComponents())) doc.components.schemas[id] ??= schema as Json;
   doc.components.schemas.Problem = PROBLEM_SCHEMA;
   doc.components.headers = HEADERS;
   const h = (name: string) => ({ $ref: `#/components/headers/${name}` });

@@ -44,6 +44,13 @@ export function outputChecks(env?: NodeJS.ProcessEnv): boolean {
 
 type FinalForm = { checked: z.ZodType; checks: boolean };
 const finalForms = new WeakMap<object, FinalForm>();
+/** The named schemas (`meta({ id })`) the final forms' renderings refer to, for the document's components. */
+const finalComponents: Record<string, unknown> = {};
+
+/** The components the final forms' schemas refer to (`#/components/schemas/<id>`), once rendered. */
+export function finalResponseComponents(): Readonly<Record<string, unknown>> {
+  return finalComponents;
+}
 
 /**
  * For a hot read whose service writes its answer in final form (the null rule applied, every field as the schema
@@ -58,7 +65,11 @@ export function finalResponse<T extends z.ZodType>(schema: T, checks = outputChe
   const checked = z.preprocess((v) => omitNulls(parsedFinalJson(v)), schema);
   const declared = z.unknown().meta({
     override: (ctx: { jsonSchema: Record<string, unknown> }) => {
-      Object.assign(ctx.jsonSchema, createSchema(checked, { io: 'output' }).schema);
+      const rendered = createSchema(checked, { io: 'output' });
+      Object.assign(ctx.jsonSchema, rendered.schema);
+      // A schema with an id is rendered as a $ref: its component must be in the document even where no other
+      // operation's schema names it (every offer answer is a final form, issue 25).
+      Object.assign(finalComponents, rendered.components);
     },
   });
   finalForms.set(declared, { checked, checks });
