@@ -3,6 +3,7 @@ import { z } from 'zod';
 import { invalid, violation, type Violation } from '../../domain/errors.js';
 import { operationsOf } from './operations.js';
 import { propertyPath, violationsFromZod } from './validation.js';
+import { declaredSchemaOf } from './response.js';
 
 // D12, issue 22.3: a body field the resource does not have, neither writable (the operation's input) nor
 // returned by it (its output: `uuid`, `createdAt`, `transitions`, …), is refused: 422 with `<field>: unknown
@@ -96,7 +97,7 @@ export function bodyFieldRules(router: AnyRouter): BodyFieldRules {
   for (const { path, meta, method, input, inputCount, output } of operationsOf(router)) {
     // Writes only: a PATCH that exists to answer 405 (receipts, bookings) keeps its 405.
     if (!BODY_METHODS.has(method) || meta.access !== 'write' || !input || inputCount > 1) continue;
-    rules.set(path, { input: input as z.ZodType, writable: shapeOf(input), readable: shapeOf(output) });
+    rules.set(path, { input: input as z.ZodType, writable: shapeOf(input), readable: shapeOf(declaredSchemaOf(output)) });
   }
   return rules;
 }

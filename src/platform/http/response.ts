@@ -76,6 +76,12 @@ export function finalResponse<T extends z.ZodType>(schema: T, checks = outputChe
   return declared as unknown as z.ZodType<z.output<T>>;
 }
 
+/** The schema a final form's answer is checked against (what it stands for), or `output` itself for any other. */
+export function declaredSchemaOf(output: unknown): unknown {
+  const form = output !== null && typeof output === 'object' ? finalForms.get(output) : undefined;
+  return form ? form.checked : output;
+}
+
 /**
  * The output check of an answer in final form, where output checks are on: the value `value` stands for, checked
  * and with the null rule applied (a failure is a 500, as tRPC's own output check). Any other output (checked by
