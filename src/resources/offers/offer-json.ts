@@ -37,6 +37,26 @@ export function countsSql(ctx: ServiceContext, perState: boolean): RawBuilder<un
     from ${t('attendances')} a where a.offer_uuid = o.uuid)`;
 }
 
+/**
+ * The page (issue 25): its offers' uuids in order (`n`) and how many offers match (`total`, for the paging
+ * headers, issue 24), a subquery joined as `p`. The page is chosen first and only its rows are written out:
+ * PostgreSQL would otherwise build every matching offer's JSON and count its places before the sort and the
+ * limit. Its size and offset are literals, so the default page is a statement without parameters, which
+ * PostgreSQL plans once per connection and keeps (prepared.ts; with parameters it plans five times before it
+ * settles on a generic plan, each time ~3 ms here: with traffic spread over hundreds of municipalities a
+ * connection rarely sees one schema's page five times, bench/tenants.ts).
+ */
+export function pageSql(ctx: ServiceContext, where: RawBuilder<unknown>, orderBy: RawBuilder<unknown>, limit: number, offset: number): RawBuilder<unknown> {
+  const t = tablesOf(ctx.tenant.schema);
+  return sql`(select o.uuid as id, row_number() over (order by ${orderBy}) as n, count(*) over ()::int as total
+      from ${t('offers')} o
+      join ${t('editions')} e on e.uuid = o.edition_uuid
+      left join lateral (select min(d."begin") as first_begin from ${t('offer_dates')} d where d.offer_uuid = o.uuid) fd on true
+      where ${where}
+      order by ${orderBy}
+      limit ${sql.lit(limit)} offset ${sql.lit(offset)})`;
+}
+
 /** The fields every viewer reads, as `json_build_object`'s arguments (name, value, ...), in the answer's order. */
 export function publicFieldsSql(ctx: ServiceContext): RawBuilder<unknown> {
   const t = tablesOf(ctx.tenant.schema);

@@ -2,7 +2,7 @@ import { offerTransitionsFor, type OfferPlace } from '../../domain/offer-workflo
 import type { ServiceContext, Viewer } from '../../platform/context.js';
 import { sql, tablesOf, type RawBuilder } from '../../platform/db/sql.js';
 import { offerReaderRole, ownsOffer } from '../../engines/access/index.js';
-import { countsSql, publicFieldsSql, teamFieldsSql, teamTailSql, websiteFieldsSql } from './offer-json.js';
+import { countsSql, pageSql, publicFieldsSql, teamFieldsSql, teamTailSql, websiteFieldsSql } from './offer-json.js';
 
 // The offer as the API writes it (spec 2.3, 4.2; D5, D10): one SQL projection per page that writes each offer's
 // JSON text (offer-json.ts: every reference, count and rule PostgreSQL can apply, timestamps formatted), and
@@ -32,25 +32,12 @@ export function projection(ctx: ServiceContext, viewer: Viewer, where: RawBuilde
   // Only an organiser's transitions depend on whether they host the offer (ownsOffer).
   const hostIds = viewer.kind === 'organiser' ? sql`array(select h.organiser_uuid from ${t('offer_hosts')} h where h.offer_uuid = o.uuid)` : sql`'{}'::uuid[]`;
   const tail = team ? sql`json_strip_nulls(json_build_object(${teamTailSql(ctx)}))::text` : sql`null::text`;
-  // `listTotal`: how many offers the conditions match, for the paging headers (issue 24). Issue 25: the page is
-  // chosen first (its uuids in order, and the count), and only its rows are written out, as the public page does
-  // (public-page.ts): the count over all matching offers kept PostgreSQL from leaving the subqueries of the
-  // fields until after the limit, so a token's page built every matching offer's fields. The page's size and
-  // offset are literals, so the default page is a statement without parameters (planned once per connection).
+  // `listTotal`: how many offers the conditions match, for the paging headers (issue 24); the page first (pageSql).
   return sql<Row & { listTotal: number }>`
-    with page as (
-      select o.uuid as id, row_number() over (order by ${orderBy}) as n, count(*) over ()::int as total
-      from ${t('offers')} o
-      join ${t('editions')} e on e.uuid = o.edition_uuid
-      left join lateral (select min(d."begin") as first_begin from ${t('offer_dates')} d where d.offer_uuid = o.uuid) fd on true
-      where ${where}
-      order by ${orderBy}
-      limit ${sql.lit(limit)} offset ${sql.lit(offset)}
-    )
     select p.total as "listTotal", o.places, fd.first_begin::text as "firstBegin",
       ${hostIds} as "hostIds",
       json_strip_nulls(json_build_object(${publicFieldsSql(ctx)}${more}))::text as head, ${tail} as tail
-    from page p
+    from ${pageSql(ctx, where, orderBy, limit, offset)} p
     join ${t('offers')} o on o.uuid = p.id
     join ${t('editions')} e on e.uuid = o.edition_uuid
     left join lateral (select min(d."begin") as first_begin from ${t('offer_dates')} d where d.offer_uuid = o.uuid) fd on true
