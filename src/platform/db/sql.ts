@@ -1,4 +1,4 @@
-import { sql, type RawBuilder, type Kysely } from 'kysely';
+import { sql, type CompiledQuery, type RawBuilder, type Kysely } from 'kysely';
 import type { ControlDB, TenantDB } from './schema.generated.js';
 
 // Tables are typed from the migrated schema (schema.generated.ts, `npm run db:types`; CI fails while it is
@@ -8,7 +8,7 @@ import type { ControlDB, TenantDB } from './schema.generated.js';
 // template names its tables through `tablesOf(schema)`, which quotes the tenant's schema and the table and
 // accepts only tables that exist, and passes values as real bind parameters through kysely.
 export { sql };
-export type { RawBuilder, ControlDB, TenantDB };
+export type { CompiledQuery, RawBuilder, ControlDB, TenantDB };
 
 const SCHEMA_RE = /^[a-z_][a-z0-9_]{0,62}$/;
 

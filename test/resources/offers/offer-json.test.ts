@@ -8,6 +8,11 @@ import { offerOut } from '../../../src/resources/offers/schema.js';
 import { create as createAttendance } from '../../factories/attendance.factory.js';
 import { useHarness } from '../../harness/harness.js';
 import { asList, asRecord } from '../../harness/json.js';
+import { ANONYMOUS, viewerOfActor } from '../../../src/platform/auth/viewer.js';
+import type { Viewer } from '../../../src/platform/context.js';
+import { parsedFinalJson } from '../../../src/platform/http/final-json.js';
+import { listOffers } from '../../../src/resources/offers/list.js';
+import { listOffersInput } from '../../../src/resources/offers/schema.js';
 import { category, edition, offer, organiser, transition } from './helpers.js';
 
 // Issue 25: every viewer's offer is JSON text PostgreSQL writes (offer-json.ts), with the domain's rules in SQL.
@@ -31,7 +36,7 @@ beforeAll(async () => {
   })).uuid;
   ids.unlimited = (await offer(t, { name: 'Ohne Grenze', edition: ed.uuid })).uuid;
   ids.over = (await offer(t, { name: 'Überbucht', edition: ed.uuid, maxParticipants: 1, dates: [{ begin: '2020-07-05T09:00:00+02:00', end: '2020-07-05T12:00:00+02:00' }] })).uuid;
-  ids.draft = (await offer(t, { name: 'Entwurf', edition: ed.uuid, maxParticipants: 5 })).uuid;
+  ids.draft = (await offer(t, { name: 'Entwurf', edition: ed.uuid, hosts: [own.uuid], maxParticipants: 5 })).uuid;
   for (const k of ['full', 'unlimited', 'over']) await transition(t, ids[k]!, 'publish');
   const variant = await t.post(`/offers/${ids.full}/variant`);
   expect(variant.status, variant.text).toBe(201);
@@ -99,8 +104,8 @@ describe("the offer's JSON written by PostgreSQL", () => {
       const list = await t.get('/offers?itemsPerPage=50', { token });
       expect(list.status, list.text).toBe(200);
       const page = asList(list.body).map((o) => asRecord(o));
-      // Anonymous and website callers see the published offers; the team all of them (the draft too).
-      expect(page.length, viewer).toBe(viewer === 'admin' ? 5 : viewer === 'organiser' ? 4 : 3);
+      // Anonymous and website callers see the published offers; the team all of them (the drafts too: the organiser hosts them).
+      expect(page.length, viewer).toBe(viewer === 'admin' || viewer === 'organiser' ? 5 : 3);
       for (const o of page) {
         checkRules(o, data.get(String(o.uuid))!, viewer);
         const one = await t.get(`/offers/${String(o.uuid)}`, { token });
@@ -123,5 +128,23 @@ describe("the offer's JSON written by PostgreSQL", () => {
     expect(asList(full.variants).map((v) => asRecord(v).uuid)).toEqual([ids.variant]);
     expect(asRecord((await t.get(`/offers/${ids.variant}`)).body).variantBase).toMatchObject({ uuid: ids.full });
     expect(asList(full.transitions)).toContain('cancel');
+  });
+
+  it('reuses a compiled page only for the same schema, viewer and query: a new url template or another organiser gets its own', async () => {
+    const base = t.context();
+    const read = async (viewer: Viewer, template?: string) => {
+      const ctx = { ...base, viewer, tenant: { ...base.tenant, settings: { ...base.tenant.settings, offerUrlTemplate: template } } };
+      return asList(parsedFinalJson(await listOffers(ctx, listOffersInput.parse({ itemsPerPage: '50' })))).map((o) => asRecord(o));
+    };
+    const first = await read(ANONYMOUS);
+    expect(first[0]!.url).toBe(`https://${t.tenant.hosts[0]!.host}/angebote/${String(first[0]!.alias)}`);
+    const templated = await read(ANONYMOUS, 'https://ferien.example/{alias}');
+    expect(templated.map((o) => o.url)).toEqual(first.map((o) => `https://ferien.example/${String(o.alias)}`));
+    const actor = (ids: string[]) => ({ tokenId: '00000000-0000-4000-8000-0000000000b1', name: 'Test', role: 'organiser' as const, access: 'read' as const, ownerKind: 'service' as const, organiserIds: ids });
+    const hosting = await read(viewerOfActor(actor([host])));
+    const stranger = await read(viewerOfActor(actor(['00000000-0000-4000-8000-00000000dead'])));
+    // The draft of the host's own offer is seen by its host only (D5).
+    expect(hosting.map((o) => o.uuid)).toContain(ids.draft);
+    expect(stranger.map((o) => o.uuid)).not.toContain(ids.draft);
   });
 });
