@@ -35,6 +35,22 @@ const MAX_SUSPEND_MS = 3_600_000;
 
 export type PreparedLog = { warn(msg: string, fields?: Record<string, unknown>): void };
 
+// A statement's name is a hash of its text, once per text: a page's statement is ~6 KB, and a statement reused
+// as the same string (list.ts keeps compiled pages) is looked up without reading it again (V8 keeps a string's
+// own hash). At most HASHES texts; then the memo starts over.
+const HASHES = 2_000;
+const hashes = new Map<string, string>();
+
+function textHash(text: string): string {
+  let hash = hashes.get(text);
+  if (hash === undefined) {
+    hash = createHash('sha1').update(text).digest('base64url');
+    if (hashes.size >= HASHES) hashes.clear();
+    hashes.set(text, hash);
+  }
+  return hash;
+}
+
 /** Marks a statement to run as a named (prepared) statement where the setting allows it. */
 export function prepared<R>(query: RawBuilder<R>): RawBuilder<R> {
   return sql<R>`${sql.raw(MARKER)}${query}`;
@@ -112,7 +128,7 @@ export class NamedStatements {
   nameFor(client: object, text: string, home: boolean): string | undefined {
     if (!isMarked(text) || !this.enabled) return undefined;
     const c = this.of(client);
-    const hash = createHash('sha1').update(text).digest('base64url');
+    const hash = textHash(text);
     const version = c.versions.get(hash) ?? 0;
     const name = `hp_${hash}${c.generation ? `_g${c.generation}` : ''}${version ? `_v${version}` : ''}`;
     if (c.names.has(name)) return name;
@@ -138,7 +154,7 @@ export class NamedStatements {
    */
   resultTypeChanged(client: object, text: string, name: string): void {
     const c = this.of(client);
-    const hash = createHash('sha1').update(text).digest('base64url');
+    const hash = textHash(text);
     c.versions.set(hash, (c.versions.get(hash) ?? 0) + 1);
     c.names.delete(name);
     c.foreign.delete(name);
