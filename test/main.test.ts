@@ -259,7 +259,16 @@ describe('npm start and Ctrl-C', () => {
   const home = mkdtempSync(path.join(tmpdir(), 'hp-int-'));
   chmodSync(home, 0o755);
   const dataDir = path.join(home, '.data');
-  afterAll(() => {
+  // A round that fails before its Ctrl-C leaves no service (and no embedded PostgreSQL) running behind it.
+  const started: Proc[] = [];
+  afterAll(async () => {
+    for (const proc of started) {
+      if (proc.child.exitCode !== null || proc.child.signalCode !== null) continue;
+      process.kill(-proc.child.pid!, 'SIGINT');
+      const timer = setTimeout(() => process.kill(-proc.child.pid!, 'SIGKILL'), 20_000);
+      await proc.exited;
+      clearTimeout(timer);
+    }
     const dir = embeddedDataDir(dataDir);
     if (dir.startsWith('/var/tmp/holiday-programme-')) rmSync(path.dirname(dir), { recursive: true, force: true });
     rmSync(home, { recursive: true, force: true });
@@ -270,6 +279,7 @@ describe('npm start and Ctrl-C', () => {
     for (let round = 0; round < 3; round++) {
       const port = randomPort();
       const proc = start([], port, { DATABASE_URL: '', DATA_DIR: dataDir, EMBEDDED_PG_PORT: pgPort, PUBLIC_CACHE_MS: '0' }, 'src/main.ts', true);
+      started.push(proc);
       await waitFor(proc, 'listening on', 120_000);
       const dir = embeddedDataDir(dataDir);
       expect(runningPostmaster(dir)).toBeDefined();
