@@ -1,4 +1,5 @@
 import { DateTime } from 'luxon';
+import { BERLIN } from './berlin-time.js';
 import type { AttendanceState } from './attendance-states.js';
 import { isPayable } from './payable.js';
 
@@ -120,7 +121,7 @@ export function splitPayment(fee: number, amount?: number | null): PaymentSplit 
 export const RECEIPT_NUMBER_DIGITS = 4;
 
 /** The tenant's prefix template (D2 `receiptNumberPrefix`, default `R-{year}-`) for a receipt paid at `paidAt`. */
-export function resolveReceiptPrefix(template: string, paidAt: Date, zone = 'Europe/Berlin'): string {
+export function resolveReceiptPrefix(template: string, paidAt: Date, zone = BERLIN): string {
   const year = DateTime.fromJSDate(paidAt, { zone }).year;
   return template.replaceAll('{year}', String(year));
 }

@@ -4,6 +4,7 @@
 
 import * as rruleModule from 'rrule';
 import { DateTime } from 'luxon';
+import { BERLIN as ZONE } from './berlin-time.js';
 
 // rrule 2.x ships CommonJS to Node (named exports are not detected) and ESM to bundlers: accept both.
 type RRuleClass = typeof rruleModule.RRule;
@@ -11,7 +12,6 @@ const RRule: RRuleClass =
   (rruleModule as unknown as { RRule?: RRuleClass }).RRule ??
   (rruleModule as unknown as { default: { RRule: RRuleClass } }).default.RRule;
 
-export const ZONE = 'Europe/Berlin';
 /** Upper bound of occurrences expanded from one date. */
 export const MAX_OCCURRENCES = 1000;
 /**
@@ -200,12 +200,6 @@ function expand(body: string, begin: Date, horizon: Date): { floating: Date[]; c
 function dayStart(day: string, plusDays = 0): number | null {
   const dt = DateTime.fromISO(day, { zone: ZONE });
   return dt.isValid ? dt.startOf('day').plus({ days: plusDays }).toMillis() : null;
-}
-
-/** The Berlin calendar day of a date or timestamp filter value (D10: a timestamp is read as its day). */
-export function berlinDayOf(value: string): string | null {
-  const dt = DateTime.fromISO(value.trim(), { zone: ZONE, setZone: false });
-  return dt.isValid ? dt.setZone(ZONE).toISODate() : null;
 }
 
 /**

@@ -79,3 +79,17 @@ describe('the lottery, retention and a family application use the same rule', ()
     expect(ageWithinLimits(dob, { minAge: 6, maxAge: 12, firstDate: new Date('2027-07-09T21:30:00Z') })?.rule).toBe('ageLimit');
   });
 });
+
+// D10: a date or timestamp is read as its Berlin day (one function for the lottery, retention and families).
+describe('berlinDay', () => {
+  it.each([
+    ['2027-03-28', '2027-03-28'],
+    ['2027-03-28T23:30:00Z', '2027-03-29'],
+    ['2027-10-30T22:30:00Z', '2027-10-31'], // still CEST: 00:30 on the 31st
+    ['2027-07-10T00:15:00+02:00', '2027-07-10'],
+    ['2027-07-09 22:15:00+00', '2027-07-10'], // PostgreSQL's text form
+    ['nonsense', null],
+  ])('berlinDay(%s) = %s', (value, expected) => {
+    expect(berlinDay(value)).toBe(expected);
+  });
+});

@@ -2,7 +2,6 @@ import { describe, it, expect } from 'vitest';
 import { DateTime } from 'luxon';
 import {
   MAX_OCCURRENCES,
-  berlinDayOf,
   expandOccurrences,
   touchesDays,
   validateRecurrence,
@@ -183,15 +182,5 @@ describe('touchesDays', () => {
     expect(touchesDays(list, '2027-10-31', '2027-10-31')).toBe(true);
     expect(touchesDays(list, '2027-10-25', '2027-10-30')).toBe(false);
     expect(touchesDays(list, '2027-11-08', null)).toBe(false);
-  });
-
-  it.each([
-    ['2027-03-28', '2027-03-28'],
-    ['2027-03-28T23:30:00Z', '2027-03-29'],
-    ['2027-10-30T22:30:00Z', '2027-10-31'], // still CEST: 00:30 on the 31st
-    ['2027-07-10T00:15:00+02:00', '2027-07-10'],
-    ['nonsense', null],
-  ])('berlinDayOf(%s) = %s', (value, expected) => {
-    expect(berlinDayOf(value)).toBe(expected);
   });
 });

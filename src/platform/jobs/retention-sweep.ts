@@ -1,3 +1,4 @@
+import { BERLIN } from '../../domain/berlin-time.js';
 import type { PgBoss } from 'pg-boss';
 import type { Executor } from '../db/sql.js';
 import type { Logger } from '../logging/logger.js';
@@ -33,5 +34,5 @@ export async function workRetentionSweep(boss: PgBoss, db: Executor, log: Logger
 
 /** The daily schedule of the sweep (idempotent: pg-boss keeps one schedule per queue name). */
 export async function scheduleRetention(boss: PgBoss): Promise<void> {
-  await boss.schedule(QUEUES.retentionSweep, RETENTION_CRON, {}, { tz: 'Europe/Berlin' });
+  await boss.schedule(QUEUES.retentionSweep, RETENTION_CRON, {}, { tz: BERLIN });
 }

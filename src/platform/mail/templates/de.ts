@@ -153,7 +153,7 @@ export function receiptReversalMail(m: {
 // ---- a webhook switched off, to the installation's admin (issue 14) ----------------------------------------
 
 export function webhookDisabledMail(m: { webhook: string; url: string; tenantName: string; failingSince: Date }): MailText {
-  const since = m.failingSince.toLocaleString('de-DE', { timeZone: 'Europe/Berlin', dateStyle: 'medium', timeStyle: 'short' });
+  const since = m.failingSince.toLocaleString('de-DE', { timeZone: ZONE, dateStyle: 'medium', timeStyle: 'short' });
   return {
     subject: 'Webhook abgeschaltet: Zustellung seit 24 Stunden fehlgeschlagen',
     body: [
