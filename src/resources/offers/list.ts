@@ -8,7 +8,7 @@ import { LRUCache } from 'lru-cache';
 import { pageOf } from '../../platform/http/fields.js';
 import { parseId } from '../../platform/http/ids.js';
 import { notFound } from '../../domain/errors.js';
-import { offerNotFound, offerVisibleSql } from '../../engines/access/index.js';
+import { offerNotFound, offerReaderRole, offerVisibleSql } from '../../engines/access/index.js';
 import { offersTouchingDays } from './dates.js';
 import { offerJson, projection } from './projection.js';
 import { publicPageSql } from './public-page.js';
@@ -84,7 +84,9 @@ export async function offerPage(ctx: ServiceContext, db: Executor, input: ListOf
     const matching = await offersTouchingDays(ctx, db, input.from?.day ?? null, input.until?.day ?? null);
     conds.push(sql`o.uuid = any(${matching}::uuid[])`);
   }
-  return { where: sql.join(conds, sql` and `), orderBy: orderByOf(input), limit, offset };
+  // The team's unfiltered list sorts every offer of the municipality (pageSql's `everyOffer`).
+  const everyOffer = conds.length === 1 && offerReaderRole(viewer) !== null;
+  return { where: sql.join(conds, sql` and `), orderBy: orderByOf(input), limit, offset, everyOffer };
 }
 
 // Issue 25: a page's statement is built from its fragments and compiled once per schema, viewer and query, then
@@ -128,9 +130,9 @@ async function loadOfferList(ctx: ServiceContext, input: ListOffersInput, viewer
     return { page: finalJson<OfferOut[]>(row?.page ?? '[]'), total };
   }
   // A named statement (platform/db/prepared.ts): parsed once per connection, its plan cached.
-  const query = await compiledPage(ctx, db, input, viewer, (p) => prepared(projection(ctx, viewer, p.where, p.orderBy, p.limit, p.offset)));
+  const query = await compiledPage(ctx, db, input, viewer, (p) => prepared(projection(ctx, viewer, p.where, p.orderBy, p.limit, p.offset, p.everyOffer)));
   const res = await db.executeQuery(query);
-  const total = res.rows[0]?.listTotal ?? await pastTheEnd(async (p) => (await prepared(projection(ctx, viewer, p.where, p.orderBy, 1, 0)).execute(db)).rows[0]?.listTotal);
+  const total = res.rows[0]?.listTotal ?? await pastTheEnd(async (p) => (await prepared(projection(ctx, viewer, p.where, p.orderBy, 1, 0, p.everyOffer)).execute(db)).rows[0]?.listTotal);
   return { page: finalJson<OfferOut[]>(`[${res.rows.map((r) => offerJson(viewer, r, now)).join(',')}]`), total };
 }
 

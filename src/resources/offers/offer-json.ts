@@ -38,20 +38,26 @@ export function countsSql(ctx: ServiceContext, perState: boolean): RawBuilder<un
 }
 
 /**
- * The page (issue 25): its offers' uuids in order (`n`) and how many offers match (`total`, for the paging
- * headers, issue 24), a subquery joined as `p`. The page is chosen first and only its rows are written out:
- * PostgreSQL would otherwise build every matching offer's JSON and count its places before the sort and the
- * limit. Its size and offset are literals, so the default page is a statement without parameters, which
- * PostgreSQL plans once per connection and keeps (prepared.ts; with parameters it plans five times before it
- * settles on a generic plan, each time ~3 ms here: with traffic spread over hundreds of municipalities a
- * connection rarely sees one schema's page five times, bench/tenants.ts).
+ * The page (issue 25): its offers' uuids in order (`n`), their first dates (`first_begin`) and how many offers
+ * match (`total`, for the paging headers, issue 24), a subquery joined as `p`. The page is chosen first and only
+ * its rows are written out: PostgreSQL would otherwise build every matching offer's JSON and count its places
+ * before the sort and the limit. Its size and offset are literals, so the default page is a statement without
+ * parameters, which PostgreSQL plans once per connection and keeps (prepared.ts; with parameters it plans five
+ * times before it settles on a generic plan, each time ~3 ms here: with traffic spread over hundreds of
+ * municipalities a connection rarely sees one schema's page five times, bench/tenants.ts).
+ * `everyOffer`: the conditions let (nearly) all of the municipality's offers through (the team's unfiltered
+ * list), so the first dates are taken in one grouped pass over the dates instead of one look-up per offer (630
+ * offers: 1.8 instead of 2.8 ms of PostgreSQL CPU for the page step); a narrower list looks up only its own.
  */
-export function pageSql(ctx: ServiceContext, where: RawBuilder<unknown>, orderBy: RawBuilder<unknown>, limit: number, offset: number): RawBuilder<unknown> {
+export function pageSql(ctx: ServiceContext, where: RawBuilder<unknown>, orderBy: RawBuilder<unknown>, limit: number, offset: number, everyOffer = false): RawBuilder<unknown> {
   const t = tablesOf(ctx.tenant.schema);
-  return sql`(select o.uuid as id, row_number() over (order by ${orderBy}) as n, count(*) over ()::int as total
+  const firstDates = everyOffer
+    ? sql`left join (select d.offer_uuid, min(d."begin") as first_begin from ${t('offer_dates')} d group by d.offer_uuid) fd on fd.offer_uuid = o.uuid`
+    : sql`left join lateral (select min(d."begin") as first_begin from ${t('offer_dates')} d where d.offer_uuid = o.uuid) fd on true`;
+  return sql`(select o.uuid as id, fd.first_begin, row_number() over (order by ${orderBy}) as n, count(*) over ()::int as total
       from ${t('offers')} o
       join ${t('editions')} e on e.uuid = o.edition_uuid
-      left join lateral (select min(d."begin") as first_begin from ${t('offer_dates')} d where d.offer_uuid = o.uuid) fd on true
+      ${firstDates}
       where ${where}
       order by ${orderBy}
       limit ${sql.lit(limit)} offset ${sql.lit(offset)})`;

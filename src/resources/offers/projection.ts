@@ -23,7 +23,7 @@ export type Row = {
 };
 
 /** One page of offers as `viewer` reads them, among the rows `where` lets through (access: offerVisibleSql). */
-export function projection(ctx: ServiceContext, viewer: Viewer, where: RawBuilder<unknown>, orderBy: RawBuilder<unknown>, limit: number, offset: number) {
+export function projection(ctx: ServiceContext, viewer: Viewer, where: RawBuilder<unknown>, orderBy: RawBuilder<unknown>, limit: number, offset: number, everyOffer = false) {
   const t = tablesOf(ctx.tenant.schema);
   // Anonymous callers see neither variants nor counts by state nor the internal fields; a website token (D11) sees
   // the public offers with their application questions: it builds the families' form.
@@ -34,13 +34,12 @@ export function projection(ctx: ServiceContext, viewer: Viewer, where: RawBuilde
   const tail = team ? sql`json_strip_nulls(json_build_object(${teamTailSql(ctx)}))::text` : sql`null::text`;
   // `listTotal`: how many offers the conditions match, for the paging headers (issue 24); the page first (pageSql).
   return sql<Row & { listTotal: number }>`
-    select p.total as "listTotal", o.places, fd.first_begin::text as "firstBegin",
+    select p.total as "listTotal", o.places, p.first_begin::text as "firstBegin",
       ${hostIds} as "hostIds",
       json_strip_nulls(json_build_object(${publicFieldsSql(ctx)}${more}))::text as head, ${tail} as tail
-    from ${pageSql(ctx, where, orderBy, limit, offset)} p
+    from ${pageSql(ctx, where, orderBy, limit, offset, everyOffer)} p
     join ${t('offers')} o on o.uuid = p.id
     join ${t('editions')} e on e.uuid = o.edition_uuid
-    left join lateral (select min(d."begin") as first_begin from ${t('offer_dates')} d where d.offer_uuid = o.uuid) fd on true
     left join lateral ${countsSql(ctx, team)} c on true
     order by p.n`;
 }
