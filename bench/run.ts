@@ -48,6 +48,8 @@ type Entry = {
   result?: BenchResult;
   /** Why it failed or was skipped. */
   reason?: string;
+  /** The wait before it for a quiet machine (settle): seconds, and the busy cores of the last window. */
+  settled?: { seconds: number; busyCores: number; quiet: boolean };
 };
 type Store = Record<string, Entry>;
 
@@ -80,6 +82,46 @@ async function redisVersion(): Promise<string> {
 }
 
 const load = () => os.loadavg().map((x) => Math.round(x * 100) / 100);
+
+/** The machine's cores busy (all but idle and iowait, /proc/stat) over the next `ms`. */
+async function busyCores(ms: number): Promise<number> {
+  const read = () => {
+    const f = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+    const total = f.reduce((a, b) => a + b, 0);
+    return { total, idle: f[3]! + (f[4] ?? 0) };
+  };
+  const a = read();
+  await new Promise((r) => setTimeout(r, ms));
+  const b = read();
+  const total = b.total - a.total;
+  return total > 0 ? (os.cpus().length * (total - (b.idle - a.idle))) / total : 0;
+}
+
+// Each scenario starts on a quiet machine: the previous one's writes flushed by a CHECKPOINT now (not by the
+// checkpointer during the next measurement) and the machine idle (three 2-second windows in a row under 0.15 of a
+// core busy), waiting at most BENCH_SETTLE_SECONDS (180). After the 12-minute tenants bench the 1-minute load
+// average is still ~5 when the machine is already idle, so the wait watches /proc/stat, not the load average.
+const QUIET_CORES = 0.15;
+async function settle(): Promise<NonNullable<Entry['settled']>> {
+  const started = Date.now();
+  const c = new pg.Client({ connectionString: PG_URL, connectionTimeoutMillis: 3000 });
+  try {
+    await c.connect();
+    await c.query('checkpoint');
+  } catch {
+    // not a superuser, or unreachable: the scenario says so itself
+  } finally {
+    await c.end().catch(() => {});
+  }
+  const limit = Number(process.env.BENCH_SETTLE_SECONDS ?? 180) * 1000;
+  let quietWindows = 0;
+  let busy = 0;
+  while (quietWindows < 3 && Date.now() - started < limit) {
+    busy = await busyCores(2000);
+    quietWindows = busy < QUIET_CORES ? quietWindows + 1 : 0;
+  }
+  return { seconds: Math.round((Date.now() - started) / 1000), busyCores: Math.round(busy * 100) / 100, quiet: quietWindows >= 3 };
+}
 
 function runScenario(s: Scenario, quick: boolean, resultFile: string): Promise<number> {
   const args = ['--import', 'tsx', s.file, ...(quick ? ['--quick'] : [])];
@@ -120,7 +162,8 @@ export function renderGenerated(store: Store): string {
     }
     const inputs = e.result ? Object.entries(e.result.inputs).map(([k, v]) => `${k}=${v}`).join(', ') : cell(e.reason ?? '');
     const status = e.status === 'ok' ? '' : e.status === 'missing' ? ' (not run)' : ` (**failed**: ${cell(e.reason ?? '')})`;
-    lines.push(`| ${s.name}${status} | ${e.at.slice(0, 16).replace('T', ' ')} | ${e.quick ? 'quick' : 'full'}, ${Math.round(e.seconds)} s | ${loadText(e.loadBefore)} → ${loadText(e.loadAfter)} | ${cell(inputs)} |`);
+    const settled = !e.settled ? '' : e.settled.quiet ? `; quiet after ${e.settled.seconds} s` : `; **not quiet** after ${e.settled.seconds} s (${e.settled.busyCores} cores busy)`;
+    lines.push(`| ${s.name}${status} | ${e.at.slice(0, 16).replace('T', ' ')} | ${e.quick ? 'quick' : 'full'}, ${Math.round(e.seconds)} s${settled} | ${loadText(e.loadBefore)} → ${loadText(e.loadAfter)} | ${cell(inputs)} |`);
   }
   lines.push('', '| scenario | measure | value | baseline | ratio | target | met |', '|---|---|---:|---:|---:|---|---|');
   for (const s of SCENARIOS) {
@@ -180,7 +223,7 @@ async function main() {
   const failed: string[] = [];
   try {
     for (const s of selected) {
-      const base = { scenario: s.name, quick, machine, loadBefore: load() };
+      let base: Pick<Entry, 'scenario' | 'quick' | 'machine' | 'loadBefore' | 'settled'> = { scenario: s.name, quick, machine, loadBefore: load() };
       if (!existsSync(s.file)) {
         console.log(`\n== ${s.name}: ${s.file} does not exist yet, skipped`);
         // A missing file never overwrites an earlier result of that scenario.
@@ -193,7 +236,9 @@ async function main() {
         if (!store[s.name]?.result) store[s.name] = { ...base, status: 'missing', at: new Date().toISOString(), seconds: 0, loadAfter: load(), reason: `${s.file} does not report through bench/result.ts yet` };
         continue;
       }
-      console.log(`\n== ${s.name}: ${s.title} (${s.file}${quick ? ' --quick' : ''}), load ${loadText(base.loadBefore)}`);
+      const settled = await settle();
+      base = { ...base, loadBefore: load(), settled };
+      console.log(`\n== ${s.name}: ${s.title} (${s.file}${quick ? ' --quick' : ''}), load ${loadText(base.loadBefore)}, ${settled.quiet ? 'quiet' : `NOT quiet (${settled.busyCores} cores busy)`} after ${settled.seconds} s`);
       const file = join(dir, `${s.name}.json`);
       const started = Date.now();
       const code = await runScenario(s, quick, file);

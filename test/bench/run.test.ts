@@ -32,4 +32,13 @@ describe('bench runner: docs/benchmarks.md', () => {
     expect(md).toContain('| webhooks | not run: bench/webhooks.ts not written yet | | | |');
     expect(md).toContain('| rush | not run | | | |');
   });
+
+  it('says how long each scenario waited for a quiet machine, and when it never came', () => {
+    const md = renderGenerated({
+      page: { ...entry('page', 1), settled: { seconds: 8, busyCores: 0.03, quiet: true } },
+      rush: { ...entry('rush', 1), settled: { seconds: 180, busyCores: 0.9, quiet: false } },
+    });
+    expect(md).toContain('| page | 2026-11-24 21:00 | quick, 12 s; quiet after 8 s | 1.0 / 2.0 / 3.0 → 2.0 / 2.0 / 3.0 |');
+    expect(md).toContain('| rush | 2026-11-24 21:00 | quick, 12 s; **not quiet** after 180 s (0.9 cores busy) |');
+  });
 });
