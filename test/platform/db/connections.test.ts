@@ -37,6 +37,18 @@ describe('timeouts on every connection', () => {
   });
 });
 
+describe('plans on every connection', () => {
+  it('are generic from the first execution (issue 25: no custom planning per connection and municipality)', async () => {
+    const orm = await createOrm(direct, { entities, poolMax: 1, log: createLogger('silent') });
+    try {
+      const mode = await orm.em.getConnection().execute<{ mode: string }[]>(`select current_setting('plan_cache_mode') as mode`);
+      expect(mode[0]!.mode).toBe('force_generic_plan');
+    } finally {
+      await orm.close();
+    }
+  });
+});
+
 describe('the operator CLI\'s pool (profile job)', () => {
   it('has the job timeouts as its session defaults and in its transactions', async () => {
     const orm = await createOrm(direct, { entities, poolMax: 1, log: createLogger('silent'), profile: 'job' });
