@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import pg from 'pg';
 import type { ResponseBody } from './api.js';
@@ -115,12 +116,40 @@ export async function queryDb<T = Record<string, unknown>>(databaseUrl: string, 
   try { return (await c.query(query, params)).rows as T[]; } finally { await c.end(); }
 }
 
+/** The TCP ports something listens on now (Linux: /proc/net/tcp and tcp6, state 0A); empty elsewhere. */
+export function listeningPorts(): Set<number> {
+  const ports = new Set<number>();
+  for (const file of ['/proc/net/tcp', '/proc/net/tcp6']) {
+    let text = '';
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch {
+      continue;
+    }
+    for (const line of text.split('\n').slice(1)) {
+      const f = line.trim().split(/\s+/);
+      if (f[3] === '0A' && f[1]) ports.add(parseInt(f[1].split(':')[1] ?? '', 16));
+    }
+  }
+  return ports;
+}
+
+const handedOut = new Set<number>();
+
 /**
  * A port for a service under test: below Linux's ephemeral range (32768-60999), which the suite's own outgoing
- * connections draw from; a port from inside it was once taken by one of them (EADDRINUSE).
+ * connections draw from (a port from inside it was once taken by one of them, EADDRINUSE); not one that a
+ * program of the machine listens on (RabbitMQ's 25672 was drawn once), nor one handed out before in this process.
  */
 export function randomPort(): number {
-  return 20000 + Math.floor(Math.random() * 12000);
+  const taken = listeningPorts();
+  for (;;) {
+    const port = 20000 + Math.floor(Math.random() * 12000);
+    if (!taken.has(port) && !handedOut.has(port)) {
+      handedOut.add(port);
+      return port;
+    }
+  }
 }
 
 /** Kills a service process at once (no shutdown of its own) and waits until it is gone. */
