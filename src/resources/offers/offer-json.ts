@@ -42,9 +42,8 @@ export function countsSql(ctx: ServiceContext, perState: boolean): RawBuilder<un
  * match (`total`, for the paging headers, issue 24), a subquery joined as `p`. The page is chosen first and only
  * its rows are written out: PostgreSQL would otherwise build every matching offer's JSON and count its places
  * before the sort and the limit. Its size and offset are literals, so the default page is a statement without
- * parameters, which PostgreSQL plans once per connection and keeps (prepared.ts; with parameters it plans five
- * times before it settles on a generic plan, each time ~3 ms here: with traffic spread over hundreds of
- * municipalities a connection rarely sees one schema's page five times, bench/tenants.ts).
+ * parameters, which PostgreSQL plans once per connection and keeps (prepared.ts) whatever the session's
+ * plan_cache_mode (connections.ts): a plan is ~3 ms here, the page's execution less (bench/tenants.ts).
  * `everyOffer`: the conditions let (nearly) all of the municipality's offers through (the team's unfiltered
  * list), so the first dates are taken in one grouped pass over the dates instead of one look-up per offer (630
  * offers: 1.8 instead of 2.8 ms of PostgreSQL CPU for the page step); a narrower list looks up only its own.

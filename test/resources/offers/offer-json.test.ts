@@ -146,8 +146,8 @@ describe("the offer's JSON written by PostgreSQL", () => {
       expect(asList(grouped.body).length).toBe(5);
       expect(grouped.body, order).toStrictEqual(perOffer.body);
     }
-    const firstTwo = await t.get('/offers?itemsPerPage=2&page=2', { token: t.adminToken });
-    expect(firstTwo.headers['x-total-count']).toBe('5');
+    const secondPage = await t.get('/offers?itemsPerPage=2&page=2', { token: t.adminToken });
+    expect(secondPage.headers['x-total-count']).toBe('5');
   });
 
   it('reuses a compiled page only for the same schema, viewer and query: a new url template or another organiser gets its own', async () => {
