@@ -1,15 +1,17 @@
 import pg from 'pg';
-import { laneOf } from './affinity.js';
+import { laneOf, lanesOf } from './affinity.js';
 
 // The service's connections (issue 26: the pool without private fields). Two shapes behind one small interface:
 //
 // - `LanePools` (PG_CONNECTION_AFFINITY on, the default): `size` pg.Pools of one connection each, one per lane
-//   (affinity.ts). A request of schema S takes its lane's connection when it is free; otherwise the free
+//   (affinity.ts). A schema has one lane in pools under 10 connections, two or three in larger ones
+//   (`lanesOf`, its own first). A request of schema S takes a free connection of its lanes; otherwise the free
 //   connection released last (as pg-pool's own idle order would give it), so nothing waits for its own lane
 //   while another connection is free. When all are busy, requests wait in this class's queue: a released
-//   connection goes to the oldest of the first WINDOW waiting requests of its lane if there is one, else to the
-//   oldest waiting request; a request passed over MAX_SKIPS times is served first regardless (a bound on the
-//   wait it adds: a few statements' time). Requests without a schema (the registry, jobs' sweeps) have no lane.
+//   connection goes to the oldest of the first WINDOW waiting requests with it among their lanes if there is
+//   one, else to the oldest waiting request; a request passed over MAX_SKIPS times is served first regardless
+//   (a bound on the wait it adds: a few statements' time). Requests without a schema (the registry, jobs'
+//   sweeps) have no lane.
 //   The choice is ours; opening, checking and closing connections stay pg-pool's (each lane's pool: its idle
 //   timeout, its error handling, its connect timeout), all through its public API.
 // - `SharedPool` (affinity off): one pg.Pool of `size` connections, pg's plain order.
@@ -22,7 +24,7 @@ import { laneOf } from './affinity.js';
 export type Lease = {
   readonly client: pg.PoolClient;
   readonly slot: number;
-  /** The connection of the request's schema (or the request has no schema, or there are no lanes). */
+  /** A connection of the request's schema's lanes (or the request has no schema, or there are no lanes). */
   readonly home: boolean;
   /** Gives the connection back; with an error, pg-pool closes it instead (a new one is opened when next needed). */
   release(err?: Error): void;
@@ -94,7 +96,8 @@ const WINDOW = 32;
 const MAX_SKIPS = 20;
 
 type Waiter = {
-  lane: number | undefined;
+  /** The request's lanes, its own first; undefined without a schema. */
+  lanes: readonly number[] | undefined;
   skipped: number;
   resolve: (lease: Lease) => void;
   reject: (err: Error) => void;
@@ -123,9 +126,14 @@ export class LanePools implements ConnectionSource {
     this.free = Array.from({ length: opts.size }, (_, i) => opts.size - 1 - i);
   }
 
-  /** The lane slot of `key` in this pool. */
+  /** The lane slot of `key` in this pool (its own; `lanesOf` gives all it is served by under load). */
   laneOf(key: string): number {
     return laneOf(key, this.size);
+  }
+
+  /** The lane slots of `key` in this pool, its own first. */
+  lanesOf(key: string): readonly number[] {
+    return lanesOf(key, this.size);
   }
 
   get totalCount(): number {
@@ -146,13 +154,13 @@ export class LanePools implements ConnectionSource {
 
   acquire(key?: string): Promise<Lease> {
     if (this.ended) return Promise.reject(new Error('Cannot use a pool after calling end on the pool'));
-    const lane = key === undefined ? undefined : laneOf(key, this.size);
+    const lanes = key === undefined ? undefined : lanesOf(key, this.size);
     if (this.queue.length === 0) {
-      const slot = this.pick(lane);
-      if (slot !== undefined) return this.take(slot, lane);
+      const slot = this.pick(lanes);
+      if (slot !== undefined) return this.take(slot, lanes);
     }
     return new Promise<Lease>((resolve, reject) => {
-      const w: Waiter = { lane, skipped: 0, resolve, reject, timer: null };
+      const w: Waiter = { lanes, skipped: 0, resolve, reject, timer: null };
       if (this.opts.connectTimeoutMs > 0) {
         w.timer = setTimeout(() => {
           const at = this.queue.indexOf(w);
@@ -164,17 +172,19 @@ export class LanePools implements ConnectionSource {
     });
   }
 
-  /** A free slot for `lane`: its own if free, else the free one released last that is open, else any free one. */
-  private pick(lane: number | undefined): number | undefined {
+  /** A free slot for `lanes`: the first of them free, else the free one released last that is open, else any free one. */
+  private pick(lanes: readonly number[] | undefined): number | undefined {
     if (this.free.length === 0) return undefined;
-    if (lane !== undefined && !this.busy[lane]) return lane;
+    if (lanes !== undefined) {
+      for (const lane of lanes) if (!this.busy[lane]) return lane;
+    }
     for (let i = this.free.length - 1; i >= 0; i--) {
       if (this.pools[this.free[i]!]!.totalCount > 0) return this.free[i];
     }
     return this.free[this.free.length - 1];
   }
 
-  private async take(slot: number, lane: number | undefined): Promise<Lease> {
+  private async take(slot: number, lanes: readonly number[] | undefined): Promise<Lease> {
     this.busy[slot] = true;
     const at = this.free.indexOf(slot);
     if (at >= 0) this.free.splice(at, 1);
@@ -192,7 +202,7 @@ export class LanePools implements ConnectionSource {
     return {
       client,
       slot,
-      home: lane === undefined || lane === slot,
+      home: lanes === undefined || lanes.includes(slot),
       release: (err?: Error) => {
         if (released) return;
         released = true;
@@ -216,7 +226,7 @@ export class LanePools implements ConnectionSource {
     if (this.queue[0]!.skipped < MAX_SKIPS) {
       const n = Math.min(this.queue.length, WINDOW);
       for (let i = 0; i < n; i++) {
-        if (this.queue[i]!.lane === slot) {
+        if (this.queue[i]!.lanes?.includes(slot)) {
           chosen = i;
           break;
         }
@@ -225,7 +235,7 @@ export class LanePools implements ConnectionSource {
     for (let j = 0; j < chosen; j++) this.queue[j]!.skipped++;
     const [w] = this.queue.splice(chosen, 1);
     if (w!.timer) clearTimeout(w!.timer);
-    this.take(slot, w!.lane).then(w!.resolve, w!.reject);
+    this.take(slot, w!.lanes).then(w!.resolve, w!.reject);
   }
 
   async end(): Promise<void> {

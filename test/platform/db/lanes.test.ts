@@ -123,6 +123,65 @@ describe('LanePools', () => {
   });
 });
 
+describe('LanePools of 10: two lanes per schema', () => {
+  let pool: LanePools;
+  beforeAll(async () => {
+    pool = lanes(10);
+    await fill(pool, 10);
+  });
+  afterAll(() => pool.end());
+
+  /** The slot a request of `key` ran on, and whether the lease called it one of the schema's own. */
+  const slotOf = async (key: string, sleepMs: number): Promise<{ slot: number; home: boolean }> => {
+    const lease = await pool.acquire(key);
+    try {
+      await lease.client.query('select pg_sleep($1::float8 / 1000)', [sleepMs]);
+      return { slot: lease.slot, home: lease.home };
+    } finally {
+      lease.release();
+    }
+  };
+
+  it('takes the schema\'s second lane when its own is busy, as one of its own connections', async () => {
+    const key = 't_second';
+    const [own, second] = pool.lanesOf(key);
+    // Its own lane busy (held by a schema of that lane); every other connection free.
+    let holder = 0;
+    while (pool.laneOf(`t_holder${holder}`) !== own) holder++;
+    const lease = await pool.acquire(`t_holder${holder}`);
+    try {
+      expect(lease.slot).toBe(own);
+      expect(await slotOf(key, 0)).toEqual({ slot: second, home: true });
+    } finally {
+      lease.release();
+    }
+    // Free again: its own lane first.
+    expect(await slotOf(key, 0)).toEqual({ slot: own, home: true });
+  });
+
+  it('serves 20 schemas under load from their two connections each (the opening morning\'s shape)', async () => {
+    // 20 schemas, 40 requests in flight, interleaved: every connection stays busy and requests wait. A released
+    // connection goes to a waiting request with it among its lanes: the (connection, schema) pairs stay near 40
+    // (one lane each: a released connection often found no request of its own schemas and went to another's).
+    const keys = Array.from({ length: 20 }, (_, i) => `t_morning${i}`);
+    const order = Array.from({ length: 800 }, (_, i) => keys[i % keys.length]!);
+    const pairs = new Set<string>();
+    let own = 0;
+    let next = 0;
+    await Promise.all(Array.from({ length: 40 }, async () => {
+      while (next < order.length) {
+        const key = order[next++]!;
+        const { slot, home } = await slotOf(key, 2);
+        pairs.add(`${key}@${slot}`);
+        if (home) own++;
+        expect(home).toBe(pool.lanesOf(key).includes(slot));
+      }
+    }));
+    expect(own / order.length).toBeGreaterThan(0.9);
+    expect(pairs.size).toBeLessThanOrEqual(60);
+  });
+});
+
 describe('a request passed over again and again', () => {
   it('is served after at most 20 others went first', async () => {
     const pool = lanes(2);
