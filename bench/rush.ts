@@ -21,13 +21,15 @@ import { randomPort } from '../test/harness/processes.js';
 // count the confirmed, insert; IN_FLIGHT at once over a pool of the service's size, PG_POOL_SIZE,
 // bench/baseline.ts). Then the same rush spread over 100 offers (10 places each), both ways. Both on the same
 // scratch database of the machine's PostgreSQL.
-// Env: BENCH_PG_URL, BENCH_FAMILIES (2000; 400 with --quick), BENCH_IN_FLIGHT (64),
+// Env: BENCH_PG_URL, BENCH_FAMILIES (2000; 400 with --quick), BENCH_IN_FLIGHT (64), BENCH_WARM_UP (400
+// applications to another offer first, through HTTP and bare alike; at most BENCH_FAMILIES),
 // BENCH_API_NODE_ARGS (extra node flags for the API process, e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof`),
 // BENCH_PG_STATS=1 (the API's statements during each rush through HTTP from pg_stat_statements, when the server
 // preloads it, with calls and ms per application; planning too with pg_stat_statements.track_planning), BENCH_NOTIFY=1 (issue 25: the families have an address and apply with
 // `notify: true`, as on the opening morning; the mails stay in the outbox, no worker runs).
 const PG = process.env.BENCH_PG_URL || 'postgresql://postgres@127.0.0.1:5432/postgres';
 const FAMILIES = Number(process.env.BENCH_FAMILIES || (quick ? 400 : 2000));
+const WARM_UP = Math.min(FAMILIES, Number(process.env.BENCH_WARM_UP || 400));
 const IN_FLIGHT = Number(process.env.BENCH_IN_FLIGHT || 64);
 const PLACES = 100;
 const MANY = 100;
@@ -100,10 +102,12 @@ async function main() {
       }, 200);
     });
     const agent = new http.Agent({ keepAlive: true, maxSockets: IN_FLIGHT });
-    // Warm-up: 20 applications on another offer.
+    // Warm-up: WARM_UP applications on another offer, IN_FLIGHT in flight, as the rush will send them: V8
+    // compiles the API's hot code within its first few hundred requests (bench/morning.ts measured 2.8 ms of the
+    // API's CPU per application in the first second after 40 warm-up applications, 1.2 ms after it).
     const warm = newUuid();
     await offer(warm).execute(db);
-    await lanes(children.slice(0, 20), 8, async (child, lane) => void (await post(port, tokens[lane]!, { offer: warm, participant: child }, agent)));
+    await lanes(children.slice(0, WARM_UP), IN_FLIGHT, async (child, lane) => void (await post(port, tokens[lane]!, { offer: warm, participant: child }, agent)));
 
     const pgStats = process.env.BENCH_PG_STATS === '1'
       && (await sql<{ n: number }>`select count(*)::int as n from pg_available_extensions where name = 'pg_stat_statements'`.execute(db)).rows[0]!.n > 0;
@@ -134,6 +138,11 @@ async function main() {
     // Baseline: the same decision as bare SQL, one short transaction each, IN_FLIGHT at once over a pool of the
     // service's size (issue 25: 64 connections where the service has 10 measured another database load).
     const pool = baselinePool(url.toString());
+    // The baseline's warm-up: the same applications on an offer of its own (its connections opened, its
+    // statements met once).
+    const bareWarm = newUuid();
+    await offer(bareWarm).execute(db);
+    await lanes(children.slice(0, WARM_UP), IN_FLIGHT, (child) => bareApplication(pool, tenant.schema, bareWarm, child));
     const bare = (offerOf: (i: number) => string) => timed(async () => ({
       statuses: [],
       latencies: await lanes(children.map((c, i) => [c, i] as const), IN_FLIGHT, ([child, i]) => bareApplication(pool, tenant.schema, offerOf(i), child)),
@@ -174,7 +183,7 @@ async function main() {
     reportResult({
       scenario: 'rush',
       title: 'Opening rush (issue 10.1)',
-      inputs: { families: FAMILIES, notify: NOTIFY, inFlight: IN_FLIGHT, baselinePool: servicePoolSize(), places: PLACES, offersMany: MANY, placesMany: PLACES_MANY, quick, loadAverage: load },
+      inputs: { families: FAMILIES, warmUp: WARM_UP, notify: NOTIFY, inFlight: IN_FLIGHT, baselinePool: servicePoolSize(), places: PLACES, offersMany: MANY, placesMany: PLACES_MANY, quick, loadAverage: load },
       rows,
       notes: statements,
     });

@@ -21,11 +21,14 @@ describe.runIf(haveRedis)('the opening morning bench, tiny', () => {
   it('answers every application, overbooks nothing, delivers every mail and splits the CPU', { timeout: 180_000 }, async () => {
     const o: MorningOptions = {
       server: inject('directDatabaseUrl'), redisUrl: REDIS_URL, municipalities: 2, offers: 2, places: 2, children: 5,
-      inFlight: 4, visitors: 2, mailTimeoutMs: 30_000, apiLogLevel: 'warn', log: () => {},
+      inFlight: 4, visitors: 2, warmUp: 3, mailTimeoutMs: 30_000, apiLogLevel: 'warn', log: () => {},
     };
     const f = await runMorning(o);
-    const report = JSON.stringify({ ...f, client: { ...f.client, latencies: undefined, page: undefined } });
+    const report = JSON.stringify({ ...f, client: { ...f.client, latencies: undefined, timeline: undefined, page: undefined } });
     expect(f.applications, report).toBe(10);
+    // Each application's send time and latency; the warm-up's (3 per municipality) are not among them.
+    expect(f.client.timeline, report).toHaveLength(10);
+    expect(f.client.timeline.every(([sent, latency]) => sent >= 0 && latency > 0), report).toBe(true);
     expect(f.notCreated, report).toBe(0);
     expect(f.pageNotOk, report).toBe(0);
     // 5 children on 2 offers of 2 places: 4 confirmed and 1 waitlisted per municipality, none beyond.
@@ -48,6 +51,8 @@ describe.runIf(haveRedis)('the opening morning bench, tiny', () => {
     expect(row('morning, overbooked places')).toMatchObject({ value: 0, met: true });
     expect(row('morning, answers not 201')).toMatchObject({ value: 0, met: true });
     expect(row('morning, all 10 mails at the SMTP server')?.unit).toBe('s');
+    expect(row('morning, POST /attendances p99 of the applications sent in the first second')?.unit).toMatch(/^ms \(\d+ applications\); /);
+    expect(result.inputs).toMatchObject({ warmUpPerMunicipality: 3 });
     // The baseline's PostgreSQL CPU of 10 bare applications may be below one clock tick (10 ms): only measured.
     expect(row('morning, CPU per application: PostgreSQL')?.baseline).toBeGreaterThanOrEqual(0);
     expect(SCENARIOS.find((s) => s.name === 'morning')?.file).toBe('bench/morning.ts');
