@@ -6,7 +6,8 @@ import { readConfig } from '../config.js';
 // schema: its catalog entries and the plans of its named statements (prepared.ts; ~0.5 MB for the public offer
 // page). With traffic spread over 500 schemas and every pool connection serving every schema, 10 connections
 // hold 5,000 (connection, schema) pairs, and most requests land on a backend that has to parse and plan again.
-// So each schema has a preferred connection (its lane: a hash of the schema name over the pool's size); the
+// So each schema has preferred connections (its lane, a hash of the schema name over the pool's size, and in
+// pools of 10 or more one or two more: `lanesOf`); the
 // pool that serves lanes is lanes.ts, built from one small pg.Pool per connection (public pg API only). The
 // schema is also the key of the municipality's share of the pool (guarded-dialect.ts).
 

@@ -22,9 +22,9 @@ import { sql, type RawBuilder } from './sql.js';
 const MARKER = '/*hp:prepared*/';
 /**
  * At most this many named statements per connection (schemas × query shapes); more run unnamed. The offer
- * page's plan takes ~0.5 MB of the backend's memory. Statements of schemas whose own connection this is
- * (lanes.ts) get HOME of them; those of other schemas FOREIGN, and only from their second execution here, so
- * a schema that came by once while its own connection was busy does not take a place.
+ * page's plan takes ~0.5 MB of the backend's memory. Statements of schemas with this connection among their
+ * lanes (affinity.ts `lanesOf`) get HOME of them; those of other schemas FOREIGN, and only from their second
+ * execution here, so a schema that came by once while its own connections were busy does not take a place.
  */
 const HOME = 150;
 const FOREIGN = 50;
