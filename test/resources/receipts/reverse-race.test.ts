@@ -24,7 +24,10 @@ async function waitersAtLeast(probe: pg.Client, n: number): Promise<void> {
     if (r.rows[0].n >= n) return;
     await sleep(10);
   }
-  throw new Error(`fewer than ${n} backends waiting for a lock`);
+  // What the database's backends were doing instead (a flake seen once in CI: no waiter after the transfer).
+  const r = await probe.query(`select pid, state, wait_event_type, wait_event, left(query, 120) as query from pg_stat_activity
+    where datname = current_database() and pid <> pg_backend_pid() order by pid`);
+  throw new Error(`fewer than ${n} backends waiting for a lock; the backends: ${JSON.stringify(r.rows)}`);
 }
 
 const lockOffer = (c: pg.Client, uuid: string) => c.query(`select uuid from "${schema}".offers where uuid = $1 for no key update`, [uuid]);
@@ -63,7 +66,10 @@ describe('receipt reversal against a concurrent transfer', () => {
       expect(moved.status, moved.text).toBe(201);
       await c2Low;
       // 5. The reversal now finds its line on `low`, which c2 holds: it waits for it.
-      await waitersAtLeast(probe, 1);
+      await waitersAtLeast(probe, 1).catch(async (err: Error) => {
+        const answered = await Promise.race([reversal.then((r) => `answered ${r.status} ${r.text.slice(0, 300)}`), sleep(50).then(() => 'not answered yet')]);
+        throw new Error(`${err.message}; the reversal: ${answered}`);
+      });
       // 6. c2, like a transfer, goes on to the receipt's row. Before the fix the reversal held that row
       //    while waiting for `low`: a deadlock, answered 500.
       await c2.query(`update "${schema}".receipts set modified_at = now() where uuid = $1`, [receipt.uuid]);
