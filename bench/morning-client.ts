@@ -63,6 +63,19 @@ function send(port: number, agent: http.Agent, method: string, path: string, hea
 
 const count = (into: Record<string, number>, status: number) => (into[status] = (into[status] ?? 0) + 1);
 
+/**
+ * Every municipality's children in turns: the k-th item is municipality k mod M's child k div M (as many per
+ * municipality as the one with the fewest has), so every municipality's applications arrive at the same pace.
+ */
+function interleaved<T>(children: string[][], item: (m: number, c: number, child: string) => T): T[] {
+  const per = Math.min(...children.map((x) => x.length));
+  return Array.from({ length: per * children.length }, (_, k) => {
+    const m = k % children.length;
+    const c = Math.floor(k / children.length);
+    return item(m, c, children[m]![c]!);
+  });
+}
+
 async function main() {
   const plan = JSON.parse(readFileSync(process.argv[2]!, 'utf8')) as MorningPlan;
   const M = plan.municipalities;
@@ -101,8 +114,7 @@ async function main() {
   // hundred requests (measured: the API process spent 2.8 ms of CPU per application in the first second after a
   // warm-up of 40 applications, 1.2 ms from the second second on), as a service that has answered requests
   // before the opening has.
-  const warmCount = Math.min(...M.map((x) => x.warmChildren.length));
-  const warm = Array.from({ length: warmCount * M.length }, (_, k) => ({ m: k % M.length, child: M[k % M.length]!.warmChildren[Math.floor(k / M.length)]! }));
+  const warm = interleaved(M.map((x) => x.warmChildren), (m, c, child) => ({ m, child }));
   let warming = true;
   const warmVisitors = visit(() => warming);
   await lanes(warm, plan.inFlight, async ({ m, child }) => {
@@ -122,12 +134,7 @@ async function main() {
 
   // The applications, interleaved: the k-th goes to municipality k mod M, its child k div M, the child's offer
   // (child mod offers): every municipality's offers fill at the same pace.
-  const perMunicipality = Math.min(...M.map((x) => x.children.length));
-  const items = Array.from({ length: perMunicipality * M.length }, (_, k) => {
-    const m = k % M.length;
-    const c = Math.floor(k / M.length);
-    return { m, child: M[m]!.children[c]!, offer: M[m]!.offers[c % M[m]!.offers.length]! };
-  });
+  const items = interleaved(M.map((x) => x.children), (m, c, child) => ({ m, child, offer: M[m]!.offers[c % M[m]!.offers.length]! }));
   const statuses: Record<string, number> = {};
   const failures: string[] = [];
   const page = { latencies: [] as number[], statuses: {} as Record<string, number>, failures: [] as string[] };
